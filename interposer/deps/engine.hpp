@@ -1,0 +1,111 @@
+// Dependency inference engine: a CUDA-free component fed with events by the hook layer.
+// It turns the stream of intercepted GPU operations into trace tasks with sound dependencies,
+// each edge labelled with the reason it exists (docs/dependencies.md).
+//
+// Contract with the hook layer (interposer/hooks):
+//  * Stream handles are the raw CUstream values. The hook layer maps the per-thread default
+//    stream (CU_STREAM_PER_THREAD, or stream 0 passed to a _ptsz/_ptds entry point) to
+//    kPerThreadStream and the legacy default stream (0 or CU_STREAM_LEGACY) to kLegacyStream.
+//  * Calls arrive in the order the program issued them; the engine is thread-safe.
+//  * Addresses are device virtual addresses (CUdeviceptr values); host pointers are not tracked.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::deps {
+
+using StreamHandle = std::uint64_t;
+using EventHandle = std::uint64_t;
+using ThreadId = std::uint64_t;
+
+inline constexpr StreamHandle kLegacyStream = 0x1;     // CU_STREAM_LEGACY
+inline constexpr StreamHandle kPerThreadStream = 0x2;  // CU_STREAM_PER_THREAD
+
+enum class Access { Read, Write, ReadWrite };
+
+// A range of device memory a task touches. `Everything` stands for memory nimble cannot see
+// (opaque graph launches, kernels whose pointers cannot be resolved): it conflicts with all.
+struct MemAccess {
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  Access mode = Access::ReadWrite;
+  bool everything = false;
+};
+
+// One argument of a kernel as reported by cuFuncGetParamInfo: where it sits in the argument bytes.
+struct ParamLayout {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+enum class AllocKind { Device, Async, Mapped, Managed, Host, ModuleGlobal };
+
+// A GPU task as the hook layer saw it. `detail` holds the kind-specific trace fields
+// (name, grid, block, args, copy direction, library call, ...) and is copied into the trace task.
+struct TaskEvent {
+  std::string kind;  // "kernel", "memcpy", "memset", "graph", ...
+  StreamHandle stream = kLegacyStream;
+  ThreadId thread = 0;
+  std::vector<MemAccess> accesses;
+  trace::json detail = trace::json::object();
+};
+
+class Engine {
+ public:
+  Engine();
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Streams. Flags as in cuStreamCreate (CU_STREAM_NON_BLOCKING = 0x1 opts out of the
+  // legacy default stream's implicit synchronisation).
+  void stream_created(StreamHandle stream, unsigned flags, int priority, ThreadId thread);
+  void stream_destroyed(StreamHandle stream);
+
+  // Allocations, tracked for the whole run so pointers in kernel arguments can be resolved.
+  void allocated(std::uint64_t addr, std::uint64_t size, AllocKind kind, StreamHandle stream);
+  void freed(std::uint64_t addr, StreamHandle stream);
+
+  // Events: record captures the stream's work so far; a wait makes the stream's next task
+  // depend on it.
+  void event_recorded(EventHandle event, StreamHandle stream, ThreadId thread);
+  void stream_waited(StreamHandle stream, EventHandle event, ThreadId thread);
+
+  // Host synchronisation: the host blocked until the named work finished. Later tasks from
+  // any thread are ordered after it. Recorded as a task of kind "sync".
+  void host_synced_stream(StreamHandle stream, ThreadId thread, const std::string& api);
+  void host_synced_event(EventHandle event, ThreadId thread, const std::string& api);
+  void host_synced_context(ThreadId thread, const std::string& api);
+
+  // A GPU task; returns its trace id. Dependencies are computed from stream order, events,
+  // default-stream semantics, host syncs and memory conflicts among `accesses`.
+  trace::TaskId task(TaskEvent event);
+
+  // Resolve pointers found in kernel argument bytes against tracked allocations.
+  // Every 8-byte aligned word inside each parameter that lands in a live allocation yields an
+  // access (whole allocation, ReadWrite: the extent and mode are unknown). `pointers` receives a
+  // JSON array describing each hit ({"offset", "alloc", "alloc_offset"}).
+  std::vector<MemAccess> resolve_pointers(const std::uint8_t* args,
+                                          const std::vector<ParamLayout>& params,
+                                          trace::json* pointers) const;
+
+  // Recording window: tasks are only appended between begin_capture and end_capture, but
+  // allocations and streams are tracked all the time.
+  void begin_capture();
+  void end_capture();
+  bool capturing() const;
+
+  // The recorded tasks as a trace (allocations and streams in top-level fields).
+  trace::Trace build_trace() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace nimble::deps

@@ -1,0 +1,53 @@
+// The in-memory model of a nimble trace (see docs/trace-format.md).
+// Only the fields nimble's tools interpret are typed; every other field of a task or of the
+// top level is kept verbatim in `extra`, so hand-edited files survive a read/write round trip.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nimble::trace {
+
+using json = nlohmann::ordered_json;  // keeps the order of fields as the user wrote them
+using TaskId = std::int64_t;
+
+inline constexpr const char* kFormatName = "nimble-trace";
+inline constexpr int kFormatVersion = 1;
+
+// Where a task runs in a scheduled trace: its stream and the tasks on other streams it waits for.
+struct TaskSchedule {
+  int stream = 0;
+  std::vector<TaskId> waits;
+  json extra = json::object();
+};
+
+struct Task {
+  TaskId id = 0;
+  std::string kind;                   // "kernel", "memcpy", "memset", ...
+  std::vector<TaskId> deps;           // ids of earlier tasks this one depends on
+  std::optional<double> duration_us;  // measured or estimated GPU time
+  std::optional<int> stream;          // the program's original stream index
+  std::optional<TaskSchedule> schedule;
+  json extra = json::object();        // every other field, preserved
+};
+
+// Top-level "schedule" section of a scheduled trace.
+struct TraceSchedule {
+  std::string algorithm;
+  int streams = 0;
+  int syncs = 0;
+  json extra = json::object();
+};
+
+struct Trace {
+  int version = kFormatVersion;
+  std::vector<Task> tasks;                // issue order = a topological order of deps
+  std::optional<TraceSchedule> schedule;
+  json extra = json::object();            // other top-level fields, preserved
+};
+
+}  // namespace nimble::trace
