@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nimble/trace/trace.hpp"
@@ -26,7 +28,25 @@ using ThreadId = std::uint64_t;
 inline constexpr StreamHandle kLegacyStream = 0x1;     // CU_STREAM_LEGACY
 inline constexpr StreamHandle kPerThreadStream = 0x2;  // CU_STREAM_PER_THREAD
 
+// Returned by Engine::task() outside the capture window: the task was not recorded.
+inline constexpr trace::TaskId kNoTask = -1;
+
 enum class Access { Read, Write, ReadWrite };
+
+// How work on one stream is ordered (docs/dependencies.md, "Ordering policies").
+//  * Keep: every task depends on the previous task of its stream (the program's stream order).
+//  * Memory: tasks whose memory accesses are fully known ("relaxable": kernel, memcpy and
+//    memset tasks without an `everything` access) are ordered among themselves on a stream only
+//    by memory conflicts; every other task on the stream (graph launches, host functions,
+//    `everything` accesses, ...) depends on all of them and later tasks depend on it. Events,
+//    the legacy default stream and host syncs still cover all earlier work of the stream.
+enum class StreamOrderPolicy { Keep, Memory };
+
+// The names used in the trace ("dependency_policy") and in NIMBLE_DEPENDENCIES:
+// "stream-order" (Keep) and "memory" (Memory).
+const char* stream_order_policy_name(StreamOrderPolicy policy);
+// Parses those names (also accepts "keep" for Keep); nullopt for anything else.
+std::optional<StreamOrderPolicy> parse_stream_order_policy(std::string_view name);
 
 // A range of device memory a task touches. `Everything` stands for memory nimble cannot see
 // (opaque graph launches, kernels whose pointers cannot be resolved): it conflicts with all.
@@ -82,8 +102,9 @@ class Engine {
   void host_synced_event(EventHandle event, ThreadId thread, const std::string& api);
   void host_synced_context(ThreadId thread, const std::string& api);
 
-  // A GPU task; returns its trace id. Dependencies are computed from stream order, events,
-  // default-stream semantics, host syncs and memory conflicts among `accesses`.
+  // A GPU task; returns its trace id (kNoTask outside the capture window). Dependencies are
+  // computed from stream order, events, default-stream semantics, host syncs and memory
+  // conflicts among `accesses`.
   trace::TaskId task(TaskEvent event);
 
   // Resolve pointers found in kernel argument bytes against tracked allocations.
@@ -94,13 +115,22 @@ class Engine {
                                           const std::vector<ParamLayout>& params,
                                           trace::json* pointers) const;
 
+  // The ordering policy of the next capture window (default Keep). Set it before begin_capture:
+  // a call while capturing applies from the next begin_capture that starts a fresh recording.
+  void set_stream_order_policy(StreamOrderPolicy policy);
+  // The policy of the current (or, outside a window, the last) recording.
+  StreamOrderPolicy stream_order_policy() const;
+
   // Recording window: tasks are only appended between begin_capture and end_capture, but
-  // allocations and streams are tracked all the time.
+  // allocations and streams are tracked all the time. begin_capture (when not already
+  // capturing) starts a fresh recording: earlier tasks, event captures, host syncs and memory
+  // state are dropped, since work before the window is complete from the trace's point of view.
   void begin_capture();
   void end_capture();
   bool capturing() const;
 
-  // The recorded tasks as a trace (allocations and streams in top-level fields).
+  // The recorded tasks as a trace (allocations, streams and "dependency_policy" in top-level
+  // fields).
   trace::Trace build_trace() const;
 
  private:

@@ -1,0 +1,246 @@
+// The engine's front: one mutex around the parts that each own one source of edges
+// (stream_order: streams, events, host syncs; memory_state: memory conflicts;
+// allocations: pointer resolution) and the records trace_builder turns into a trace.
+#include "engine.hpp"
+
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "allocations.hpp"
+#include "dep_set.hpp"
+#include "memory_state.hpp"
+#include "stream_order.hpp"
+#include "trace_builder.hpp"
+
+namespace nimble::deps {
+
+using detail::AccessRecord;
+using detail::AllocRecord;
+using detail::DepCollector;
+using detail::RangeAccess;
+using detail::StreamInfo;
+using detail::TaskRecord;
+
+struct Engine::State {
+  mutable std::mutex mutex;
+  bool capturing = false;
+  StreamOrderPolicy requested_policy = StreamOrderPolicy::Keep;  // for the next window
+  detail::StreamOrder order;
+  detail::AllocationTable allocations;
+  detail::MemoryState memory;
+  std::vector<TaskRecord> tasks;
+
+  trace::TaskId next_task() const {
+    return capturing ? static_cast<trace::TaskId>(tasks.size()) : kNoTask;
+  }
+
+  // Appends a host-sync task whose deps `fill` computes.
+  template <typename Fill>
+  void add_sync(ThreadId thread, const std::string& api, trace::json detail, Fill fill) {
+    if (!capturing) return;
+    const auto id = static_cast<trace::TaskId>(tasks.size());
+    DepCollector deps;
+    fill(id, deps);
+    detail["api"] = api;
+    TaskRecord rec;
+    rec.kind = "sync";
+    rec.thread = thread;
+    rec.deps = deps.finish();
+    rec.detail = std::move(detail);
+    tasks.push_back(std::move(rec));
+  }
+};
+
+namespace {
+
+Access combine(std::optional<Access> a, Access b) {
+  if (!a || *a == b) return b;
+  return Access::ReadWrite;
+}
+
+// Work whose memory effects are exactly its accesses: kernels (pointer arguments), copies and
+// memsets. Graph launches, host functions and unknown kinds touch memory nimble cannot see.
+bool relaxable_kind(std::string_view kind) {
+  return kind == "kernel" || kind == "memcpy" || kind == "memset";
+}
+
+}  // namespace
+
+const char* stream_order_policy_name(StreamOrderPolicy policy) {
+  switch (policy) {
+    case StreamOrderPolicy::Keep: return "stream-order";
+    case StreamOrderPolicy::Memory: return "memory";
+  }
+  return "stream-order";
+}
+
+std::optional<StreamOrderPolicy> parse_stream_order_policy(std::string_view name) {
+  if (name == "memory") return StreamOrderPolicy::Memory;
+  if (name == "stream-order" || name == "keep") return StreamOrderPolicy::Keep;
+  return std::nullopt;
+}
+
+Engine::Engine() : state_(std::make_unique<State>()) {}
+Engine::~Engine() = default;
+
+void Engine::stream_created(StreamHandle stream, unsigned flags, int priority, ThreadId thread) {
+  std::lock_guard lock(state_->mutex);
+  state_->order.created(stream, flags, priority, thread);
+}
+
+void Engine::stream_destroyed(StreamHandle stream) {
+  std::lock_guard lock(state_->mutex);
+  state_->order.destroyed(stream, state_->capturing);
+}
+
+void Engine::allocated(std::uint64_t addr, std::uint64_t size, AllocKind kind,
+                       StreamHandle stream) {
+  std::lock_guard lock(state_->mutex);
+  state_->allocations.allocated(addr, size, kind, stream, state_->next_task());
+}
+
+void Engine::freed(std::uint64_t addr, StreamHandle /*stream*/) {
+  // Memory state is not cleared: the next user of these addresses conflicts with the last.
+  std::lock_guard lock(state_->mutex);
+  state_->allocations.freed(addr, state_->next_task());
+}
+
+void Engine::event_recorded(EventHandle event, StreamHandle stream, ThreadId thread) {
+  std::lock_guard lock(state_->mutex);
+  state_->order.event_recorded(event, state_->order.resolve(stream, thread));
+}
+
+void Engine::stream_waited(StreamHandle stream, EventHandle event, ThreadId thread) {
+  std::lock_guard lock(state_->mutex);
+  state_->order.stream_waited(state_->order.resolve(stream, thread), event);
+}
+
+void Engine::host_synced_stream(StreamHandle stream, ThreadId thread, const std::string& api) {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  if (!st.capturing) return;
+  StreamInfo& s = st.order.resolve(stream, thread);
+  trace::json detail = {{"sync", "stream"}, {"synced_stream", st.order.trace_index(s)}};
+  st.add_sync(thread, api, std::move(detail), [&](trace::TaskId id, DepCollector& deps) {
+    st.order.stream_synced(s, id, deps);
+  });
+}
+
+void Engine::host_synced_event(EventHandle event, ThreadId thread, const std::string& api) {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  trace::json detail = {{"sync", "event"}, {"event", detail::hex(event)}};
+  st.add_sync(thread, api, std::move(detail), [&](trace::TaskId id, DepCollector& deps) {
+    st.order.event_synced(event, id, deps);
+  });
+}
+
+void Engine::host_synced_context(ThreadId thread, const std::string& api) {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  trace::json detail = {{"sync", "context"}};
+  st.add_sync(thread, api, std::move(detail), [&](trace::TaskId id, DepCollector& deps) {
+    st.order.context_synced(id, deps);
+  });
+}
+
+trace::TaskId Engine::task(TaskEvent event) {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  if (!st.capturing) return kNoTask;
+  const auto id = static_cast<trace::TaskId>(st.tasks.size());
+  StreamInfo& stream = st.order.resolve(event.stream, event.thread);
+
+  TaskRecord rec;
+  std::vector<RangeAccess> ranges;
+  std::optional<Access> everything;
+  ranges.reserve(event.accesses.size());
+  rec.mem.reserve(event.accesses.size());
+  for (const MemAccess& a : event.accesses) {
+    if (a.everything) {
+      everything = combine(everything, a.mode);
+      rec.mem.push_back(AccessRecord{true, a.mode, -1, 0, 0});
+      continue;
+    }
+    if (a.size == 0) continue;
+    const AllocRecord* alloc = st.allocations.find(a.addr);
+    const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    const std::uint64_t hi = a.size > max - a.addr ? max : a.addr + a.size;
+    RangeAccess range{a.addr, hi, a.mode, -1, 0};
+    AccessRecord shown{false, a.mode, -1, a.addr, a.size};
+    if (alloc != nullptr) {
+      range.alloc = shown.alloc = alloc->id;
+      range.alloc_base = alloc->addr;
+      shown.offset = a.addr - alloc->addr;
+    }
+    ranges.push_back(range);
+    rec.mem.push_back(shown);
+  }
+
+  // Under the Memory policy a task whose accesses are all known is ordered against the other
+  // such tasks of its stream by memory conflicts only (docs/dependencies.md).
+  const bool relaxable = st.order.policy() == StreamOrderPolicy::Memory && !everything &&
+                         relaxable_kind(event.kind);
+  DepCollector deps;
+  st.order.task_deps(stream, relaxable, deps);
+  st.order.task_issued(stream, id, relaxable);
+  st.memory.record(id, stream.id, stream.epoch, ranges, everything, deps);
+
+  rec.kind = std::move(event.kind);
+  rec.stream = st.order.trace_index(stream);
+  rec.thread = event.thread;
+  rec.deps = deps.finish();
+  rec.detail = std::move(event.detail);
+  st.tasks.push_back(std::move(rec));
+  return id;
+}
+
+std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,
+                                                const std::vector<ParamLayout>& params,
+                                                trace::json* pointers) const {
+  std::lock_guard lock(state_->mutex);
+  return state_->allocations.resolve_pointers(args, params, pointers);
+}
+
+void Engine::set_stream_order_policy(StreamOrderPolicy policy) {
+  std::lock_guard lock(state_->mutex);
+  state_->requested_policy = policy;
+  if (!state_->capturing) state_->order.set_policy(policy);
+}
+
+StreamOrderPolicy Engine::stream_order_policy() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->order.policy();
+}
+
+void Engine::begin_capture() {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  if (st.capturing) return;
+  st.tasks.clear();
+  st.order.reset_window();
+  st.order.set_policy(st.requested_policy);
+  st.memory.reset();
+  st.allocations.begin_window();
+  st.capturing = true;
+}
+
+void Engine::end_capture() {
+  std::lock_guard lock(state_->mutex);
+  state_->capturing = false;
+}
+
+bool Engine::capturing() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->capturing;
+}
+
+trace::Trace Engine::build_trace() const {
+  std::lock_guard lock(state_->mutex);
+  return detail::build_trace(state_->tasks, state_->order.trace_streams(),
+                             state_->allocations.window(), state_->order.policy());
+}
+
+}  // namespace nimble::deps

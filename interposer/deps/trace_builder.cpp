@@ -1,0 +1,145 @@
+#include "trace_builder.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace nimble::deps::detail {
+
+std::string hex(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
+  return buf;
+}
+
+namespace {
+
+const char* mode_name(Access mode) {
+  switch (mode) {
+    case Access::Read: return "r";
+    case Access::Write: return "w";
+    case Access::ReadWrite: return "rw";
+  }
+  return "rw";
+}
+
+const char* alloc_kind_name(AllocKind kind) {
+  switch (kind) {
+    case AllocKind::Device: return "device";
+    case AllocKind::Async: return "async";
+    case AllocKind::Mapped: return "mapped";
+    case AllocKind::Managed: return "managed";
+    case AllocKind::Host: return "host";
+    case AllocKind::ModuleGlobal: return "module-global";
+  }
+  return "device";
+}
+
+const char* stream_kind_name(StreamKind kind) {
+  switch (kind) {
+    case StreamKind::Legacy: return "legacy";
+    case StreamKind::PerThread: return "per-thread";
+    case StreamKind::Created: return "created";
+  }
+  return "created";
+}
+
+trace::json mem_json(const std::vector<AccessRecord>& mem) {
+  trace::json out = trace::json::array();
+  for (const AccessRecord& a : mem) {
+    if (a.everything) {
+      out.push_back({{"everything", true}, {"mode", mode_name(a.mode)}});
+    } else if (a.alloc >= 0) {
+      out.push_back({{"alloc", a.alloc}, {"offset", a.offset}, {"size", a.size},
+                     {"mode", mode_name(a.mode)}});
+    } else {  // outside every tracked allocation
+      out.push_back({{"addr", hex(a.offset)}, {"size", a.size}, {"mode", mode_name(a.mode)}});
+    }
+  }
+  return out;
+}
+
+bool engine_field(const std::string& key) {
+  return key == "id" || key == "kind" || key == "deps" || key == "stream" || key == "schedule" ||
+         key == "duration_us" || key == "thread" || key == "dep_reasons" || key == "mem";
+}
+
+trace::Task make_task(trace::TaskId id, const TaskRecord& rec) {
+  trace::Task task;
+  task.id = id;
+  task.kind = rec.kind;
+  if (rec.stream >= 0) task.stream = rec.stream;
+  task.extra["thread"] = rec.thread;
+  if (rec.detail.is_object()) {
+    for (const auto& [key, value] : rec.detail.items()) {
+      if (key == "duration_us" && value.is_number()) {
+        task.duration_us = value.get<double>();
+      } else if (engine_field(key)) {
+        task.extra["detail_" + key] = value;  // keep it, but never let it override the engine's
+      } else {
+        task.extra[key] = value;
+      }
+    }
+  } else if (!rec.detail.is_null()) {
+    task.extra["detail"] = rec.detail;
+  }
+  if (!rec.mem.empty()) task.extra["mem"] = mem_json(rec.mem);
+  trace::json reasons = trace::json::object();
+  for (const Dep& dep : rec.deps) {
+    task.deps.push_back(dep.task);
+    reasons[std::to_string(dep.task)] = format_reasons(dep.reasons);
+  }
+  task.extra["dep_reasons"] = std::move(reasons);
+  return task;
+}
+
+trace::json streams_json(const std::vector<StreamInfo*>& streams) {
+  trace::json out = trace::json::array();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const StreamInfo& s = *streams[i];
+    trace::json entry = {{"index", i},
+                         {"handle", hex(s.handle)},
+                         {"flags", s.flags},
+                         {"priority", s.priority},
+                         {"kind", stream_kind_name(s.kind)}};
+    if (s.kind == StreamKind::PerThread) entry["thread"] = s.thread;
+    if (!s.seen_created) entry["seen_created"] = false;  // assumed blocking
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+trace::json allocations_json(const std::vector<AllocRecord>& allocations) {
+  trace::json out = trace::json::array();
+  for (const AllocRecord& a : allocations) {
+    trace::json entry = {{"id", a.id},
+                         {"addr", hex(a.addr)},
+                         {"size", a.size},
+                         {"kind", alloc_kind_name(a.kind)},
+                         {"stream", hex(a.stream)}};
+    if (a.allocated_before_task != kNoTask) entry["allocated_before_task"] = a.allocated_before_task;
+    if (a.freed) {
+      entry["freed"] = true;
+      entry["freed_before_task"] = a.freed_before_task;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
+trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
+                         const std::vector<StreamInfo*>& streams,
+                         const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
+  trace::Trace out;
+  out.tasks.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    out.tasks.push_back(make_task(static_cast<trace::TaskId>(i), tasks[i]));
+  }
+  out.extra["dependency_policy"] = stream_order_policy_name(policy);
+  out.extra["streams"] = streams_json(streams);
+  out.extra["allocations"] = allocations_json(allocations);
+  return out;
+}
+
+}  // namespace nimble::deps::detail
