@@ -1,6 +1,9 @@
 // The in-memory model of a nimble trace (see docs/trace-format.md).
 // Only the fields nimble's tools interpret are typed; every other field of a task or of the
 // top level is kept verbatim in `extra`, so hand-edited files survive a read/write round trip.
+// `extra` never holds a typed field's name (the reader puts those in the typed members; writers
+// skip such keys in traces built in memory). Recorder fields (name, launch, args, mem, ...,
+// allocations, streams) live in `extra`; their layout is in docs/trace-format.md.
 #pragma once
 
 #include <cstdint>

@@ -15,4 +15,12 @@ void validate_tasks(const Trace& trace, Diagnostics& out);
 // (through stream order and waits), and the top-level counts match.
 void validate_schedule(const Trace& trace, Diagnostics& out);
 
+// Types of the optional fields the recorder writes (name, launch, args, mem, copy, memset,
+// dep_reasons, allocations, streams, ...; see docs/trace-format.md). None is required. Fields
+// that replay or dependency tools interpret are errors when malformed, descriptive ones warnings.
+void validate_recorded_fields(const Trace& trace, Diagnostics& out);
+
+// All of the above, in that order.
+Diagnostics validate_trace(const Trace& trace);
+
 }  // namespace nimble::trace
