@@ -206,13 +206,12 @@ std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,
 
 void Engine::set_stream_order_policy(StreamOrderPolicy policy) {
   std::lock_guard lock(state_->mutex);
-  state_->requested_policy = policy;
-  if (!state_->capturing) state_->order.set_policy(policy);
+  state_->requested_policy = policy;  // latched by the next begin_capture
 }
 
 StreamOrderPolicy Engine::stream_order_policy() const {
   std::lock_guard lock(state_->mutex);
-  return state_->order.policy();
+  return state_->requested_policy;
 }
 
 void Engine::begin_capture() {

@@ -7,7 +7,11 @@
 //    stream (CU_STREAM_PER_THREAD, or stream 0 passed to a _ptsz/_ptds entry point) to
 //    kPerThreadStream and the legacy default stream (0 or CU_STREAM_LEGACY) to kLegacyStream.
 //  * Calls arrive in the order the program issued them; the engine is thread-safe.
-//  * Addresses are device virtual addresses (CUdeviceptr values); host pointers are not tracked.
+//  * Addresses are device virtual addresses (CUdeviceptr values). Host ranges may be passed as
+//    accesses too (under unified addressing they never overlap device ranges); under the Memory
+//    policy the host side of a copy must be, or two copies through one host buffer on one
+//    stream (D2H then H2D, or two D2H) lose their order. Host allocations are only resolved
+//    from kernel arguments when reported with allocated(..., AllocKind::Host, ...).
 #pragma once
 
 #include <cstdint>
@@ -103,8 +107,10 @@ class Engine {
   void host_synced_context(ThreadId thread, const std::string& api);
 
   // A GPU task; returns its trace id (kNoTask outside the capture window). Dependencies are
-  // computed from stream order, events, default-stream semantics, host syncs and memory
-  // conflicts among `accesses`.
+  // computed from stream order (as the window's StreamOrderPolicy says), events, default-stream
+  // semantics, host syncs and memory conflicts among `accesses`. Under Memory, a "kernel",
+  // "memcpy" or "memset" task without an `everything` access is relaxable: `accesses` must then
+  // list every byte range it touches, host memory of copies included.
   trace::TaskId task(TaskEvent event);
 
   // Resolve pointers found in kernel argument bytes against tracked allocations.
@@ -115,10 +121,11 @@ class Engine {
                                           const std::vector<ParamLayout>& params,
                                           trace::json* pointers) const;
 
-  // The ordering policy of the next capture window (default Keep). Set it before begin_capture:
-  // a call while capturing applies from the next begin_capture that starts a fresh recording.
+  // The ordering policy of capture windows (default Keep). begin_capture latches it for the
+  // window it starts, so set it before begin_capture; a call while capturing applies from the
+  // next fresh recording. The trace's "dependency_policy" names the policy its window used.
   void set_stream_order_policy(StreamOrderPolicy policy);
-  // The policy of the current (or, outside a window, the last) recording.
+  // The policy set (the one the next window will use).
   StreamOrderPolicy stream_order_policy() const;
 
   // Recording window: tasks are only appended between begin_capture and end_capture, but

@@ -11,8 +11,10 @@ constexpr int kTasksPerThread = 60;
 
 // Every thread launches on its own created stream and its per-thread default stream,
 // touching only its own memory: each stream must form an intact chain and nothing may cross.
-void run_once(bool per_thread_stream) {
+// Under the Memory policy every task still writes base + 0x800, so each stream is a WAW chain.
+void run_once(bool per_thread_stream, StreamOrderPolicy policy = StreamOrderPolicy::Keep) {
   Engine engine;
+  engine.set_stream_order_policy(policy);
   engine.begin_capture();
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
@@ -63,6 +65,13 @@ TEST(Threads, ConcurrentIssueOnCreatedStreams) {
 TEST(Threads, ConcurrentIssueOnPerThreadDefaultStreams) {
   for (int iteration = 0; iteration < 300; ++iteration) {
     run_once(true);
+    if (HasFailure()) return;
+  }
+}
+
+TEST(Threads, ConcurrentIssueUnderTheMemoryPolicy) {
+  for (int iteration = 0; iteration < 150; ++iteration) {
+    run_once(iteration % 2 == 0, StreamOrderPolicy::Memory);
     if (HasFailure()) return;
   }
 }

@@ -7,8 +7,11 @@
 namespace nimble::deps::testing {
 namespace {
 
-TEST(TraceValidation, RecordedTraceValidatesCleanly) {
+class TraceValidation : public ::testing::TestWithParam<StreamOrderPolicy> {};
+
+TEST_P(TraceValidation, RecordedTraceValidatesCleanly) {
   Engine engine;
+  engine.set_stream_order_policy(GetParam());
   engine.stream_created(0x10, 0, 0, 1);
   engine.stream_created(0x20, 0x1, 3, 1);
   engine.allocated(0x10000, 0x400, AllocKind::Device, kLegacyStream);
@@ -26,9 +29,12 @@ TEST(TraceValidation, RecordedTraceValidatesCleanly) {
   engine.host_synced_event(0xe, 1, "cuEventSynchronize");
   engine.host_synced_context(1, "cuCtxSynchronize");
   launch(engine, 0x10, {rd(0x10000, 0x400)});
+  launch(engine, 0x10, {rd(0x30000, 0x400)});
+  launch(engine, 0x10, {}, 1, "graph");
   engine.end_capture();
 
   const trace::Trace t = engine.build_trace();
+  EXPECT_EQ(t.extra.at("dependency_policy"), stream_order_policy_name(GetParam()));
   const trace::Diagnostics diagnostics = trace::validate_trace(t);
   EXPECT_TRUE(diagnostics.items.empty()) << diagnostics.format("engine trace");
 
@@ -40,7 +46,14 @@ TEST(TraceValidation, RecordedTraceValidatesCleanly) {
     EXPECT_EQ(reloaded.trace->tasks[i].deps, t.tasks[i].deps);
     EXPECT_EQ(reloaded.trace->tasks[i].extra.at("dep_reasons"), t.tasks[i].extra.at("dep_reasons"));
   }
+  EXPECT_EQ(reloaded.trace->extra.at("dependency_policy"), t.extra.at("dependency_policy"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, TraceValidation,
+                         ::testing::Values(StreamOrderPolicy::Keep, StreamOrderPolicy::Memory),
+                         [](const auto& info) {
+                           return info.param == StreamOrderPolicy::Keep ? std::string("Keep") : std::string("Memory");
+                         });
 
 }  // namespace
 }  // namespace nimble::deps::testing
