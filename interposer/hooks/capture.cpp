@@ -1,0 +1,162 @@
+#include "capture.hpp"
+
+#include "cupti.hpp"
+#include "output.hpp"
+#include "real_driver.hpp"
+#include "recorder.hpp"
+
+namespace nimble::hooks {
+
+CaptureControl::CaptureControl(const Config& config) : config_(config) {
+  if (config_.range == CaptureRange::Auto) {
+    AutoRange::Options options;
+    options.iteration = config_.iteration;
+    auto_range_ = std::make_unique<AutoRange>(options);
+  }
+  g_tasks_matter.store(auto_range_ != nullptr, std::memory_order_relaxed);
+}
+
+void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool kernel) {
+  if (!auto_range_ || finished_) return;
+  switch (auto_range_->on_task(signature, host_sync, kernel)) {
+    case AutoRange::Action::BeginBefore:
+      open_window();
+      break;
+    case AutoRange::Action::BeginBeforeEndAfter:
+      open_window();
+      close_after_task_ = true;
+      break;
+    case AutoRange::Action::EndAfter:
+      close_after_task_ = true;
+      break;
+    case AutoRange::Action::None:
+      break;
+  }
+}
+
+void CaptureControl::after_task() {
+  if (!close_after_task_) return;
+  close_after_task_ = false;
+  close_window("period complete", false, false);
+}
+
+void CaptureControl::profiler_start() {
+  if (config_.range != CaptureRange::ProfilerApi || open_ || finished_) return;
+  if (++ranges_seen_ == config_.iteration) open_window();
+}
+
+void CaptureControl::profiler_stop() {
+  if (config_.range != CaptureRange::ProfilerApi || !open_) return;
+  close_window("cuProfilerStop", false, false);
+}
+
+void CaptureControl::nvtx_push(std::string_view name, std::uint64_t thread, int depth) {
+  if (config_.range != CaptureRange::Nvtx || open_ || finished_) return;
+  if (name != config_.nvtx_name) return;
+  if (++ranges_seen_ == config_.iteration) {
+    nvtx_window_thread_ = thread;
+    nvtx_window_depth_ = depth;
+    open_window();
+  }
+}
+
+void CaptureControl::nvtx_pop(std::uint64_t thread, int depth) {
+  if (open_ && config_.range == CaptureRange::Nvtx && thread == nvtx_window_thread_ &&
+      depth == nvtx_window_depth_) {
+    close_window("NVTX range end", false, false);
+  }
+}
+
+bool CaptureControl::nvtx_start(std::string_view name) {
+  if (config_.range != CaptureRange::Nvtx || open_ || finished_) return false;
+  if (name != config_.nvtx_name) return false;
+  if (++ranges_seen_ != config_.iteration) return false;
+  nvtx_window_depth_ = -1;
+  open_window();
+  return true;
+}
+
+void CaptureControl::nvtx_end_of_window() {
+  if (open_ && config_.range == CaptureRange::Nvtx) close_window("NVTX range end", false, false);
+}
+
+void CaptureControl::at_exit() {
+  if (open_) {
+    close_window("process exit", true, true);
+    return;
+  }
+  if (finished_ || !driver_in_use()) return;  // done, or a process that never used CUDA
+  if (ranges_seen_ == 0) {
+    std::string hint;
+    switch (config_.range) {
+      case CaptureRange::ProfilerApi:
+        hint = "the program never called cudaProfilerStart/cuProfilerStart. Bracket one iteration "
+               "with torch.cuda.profiler.start()/stop() (or cudaProfilerStart/Stop), or use "
+               "NIMBLE_CAPTURE_RANGE=auto";
+        break;
+      case CaptureRange::Auto:
+        hint = "no repeating period was found in " +
+               std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) +
+               " tasks. Run more iterations, or bracket one with cudaProfilerStart/Stop";
+        break;
+      case CaptureRange::Nvtx:
+        hint = "no NVTX range named \"" + config_.nvtx_name + "\" was seen" +
+               (nvtx_injected_ ? std::string()
+                               : std::string(" (NVTX never loaded nimble: set NVTX_INJECTION64_PATH "
+                                             "to the path of libnimble.so, as `nimble record` does)"));
+        break;
+    }
+    log_message("no trace written: " + hint + ".");
+  } else {
+    log_message("no trace written: only " + std::to_string(ranges_seen_) +
+                " capture range(s) were seen and NIMBLE_ITERATION=" +
+                std::to_string(config_.iteration) + ".");
+  }
+}
+
+void CaptureControl::open_window() {
+  {
+    InternalScope internal;
+    device_ = describe_device();
+    cupti_status_.clear();
+    cupti_running_ = config_.cupti && cupti::start(&cupti_status_);
+    if (!config_.cupti) cupti_status_ = "disabled by NIMBLE_CUPTI=0";
+  }
+  engine().begin_capture();
+  open_ = true;
+  g_tasks_matter.store(true, std::memory_order_relaxed);
+  debug_message("capture window opened");
+}
+
+void CaptureControl::close_window(const std::string& reason, bool truncated, bool at_exit) {
+  engine().end_capture();
+  open_ = false;
+  finished_ = true;
+  g_tasks_matter.store(false, std::memory_order_relaxed);
+  if (cupti_running_) {
+    InternalScope internal;
+    cupti::stop(/*flush=*/!at_exit);
+    if (at_exit) cupti_status_ = "no durations: the window was still open at process exit";
+  }
+
+  CaptureReport report;
+  report.range = config_.range_text;
+  report.iteration = config_.iteration;
+  report.ended_by = reason;
+  report.truncated = truncated;
+  report.device = device_;
+  report.cupti_used = cupti_running_;
+  report.cupti_status = cupti_status_;
+  if (auto_range_) {
+    report.auto_range = {{"period", auto_range_->period()},
+                         {"anchored_at_host_sync", auto_range_->anchored_at_sync()},
+                         {"matched_expected_period", !auto_range_->diverged()},
+                         {"detections", auto_range_->detections()},
+                         {"first_task_index", auto_range_->window_start()}};
+  }
+  write_recorded_trace(report);
+  // One trace per process: from here on every wrapper takes the idle path.
+  g_recording.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace nimble::hooks

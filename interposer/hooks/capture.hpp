@@ -1,0 +1,60 @@
+// When the recording window opens and closes (NIMBLE_CAPTURE_RANGE): between cuProfilerStart and
+// cuProfilerStop, around one automatically detected iteration, or around an NVTX range. Closing
+// the window writes the trace. All methods run under the recorder's lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "config.hpp"
+#include "period_detector.hpp"
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::hooks {
+
+class CaptureControl {
+ public:
+  explicit CaptureControl(const Config& config);
+
+  // Around every task and host sync, in issue order (the automatic range decides here).
+  void before_task(std::uint64_t signature, bool host_sync, bool kernel);
+  void after_task();
+
+  void profiler_start();
+  void profiler_stop();
+  // NVTX ranges (NIMBLE_CAPTURE_RANGE=nvtx:NAME). Push/pop nest per thread; start/end do not.
+  void nvtx_push(std::string_view name, std::uint64_t thread, int depth);
+  void nvtx_pop(std::uint64_t thread, int depth);
+  bool nvtx_start(std::string_view name);  // true if this range opened the window
+  void nvtx_end_of_window();
+  void nvtx_injected() { nvtx_injected_ = true; }
+
+  // Process exit: an open window is written, marked truncated; nothing touches the driver.
+  void at_exit();
+
+  bool window_open() const { return open_; }
+  // Whether tasks outside the window matter (the automatic range watches every task).
+  bool watches_every_task() const { return auto_range_ != nullptr && !finished_; }
+  bool finished() const { return finished_; }
+
+ private:
+  void open_window();
+  void close_window(const std::string& reason, bool truncated, bool at_exit);
+
+  const Config& config_;
+  std::unique_ptr<AutoRange> auto_range_;
+  bool open_ = false;
+  bool finished_ = false;
+  bool close_after_task_ = false;
+  int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
+  std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread
+  int nvtx_window_depth_ = -1;             // and its nesting depth
+  bool nvtx_injected_ = false;             // NVTX called InitializeInjectionNvtx2
+  std::string cupti_status_;
+  bool cupti_running_ = false;
+  trace::json device_;            // taken when the window opened, while the driver is alive
+};
+
+}  // namespace nimble::hooks

@@ -1,0 +1,82 @@
+#include "config.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace nimble::hooks {
+namespace {
+
+bool parse_positive_int(std::string_view text, int& out) {
+  if (text.empty() || text.size() > 9) return false;
+  int value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  if (value < 1) return false;
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+Config parse_config(const GetEnv& getenv) {
+  Config c;
+  auto get = [&](const char* name) -> std::string_view {
+    const char* v = getenv(name);
+    return v ? std::string_view(v) : std::string_view();
+  };
+
+  const std::string_view mode = get("NIMBLE_MODE");
+  if (mode == "record") {
+    c.record = true;
+  } else if (!mode.empty() && mode != "off" && mode != "0") {
+    c.errors.push_back("NIMBLE_MODE=" + std::string(mode) +
+                       " is not supported; use NIMBLE_MODE=record (or off)");
+  }
+
+  if (auto out = get("NIMBLE_OUTPUT"); !out.empty()) c.output = std::string(out);
+
+  if (auto range = get("NIMBLE_CAPTURE_RANGE"); !range.empty()) {
+    c.range_text = std::string(range);
+    if (range == "cudaProfilerApi") {
+      c.range = CaptureRange::ProfilerApi;
+    } else if (range == "auto") {
+      c.range = CaptureRange::Auto;
+    } else if (range.substr(0, 5) == "nvtx:" && range.size() > 5) {
+      c.range = CaptureRange::Nvtx;
+      c.nvtx_name = std::string(range.substr(5));
+    } else {
+      c.errors.push_back("NIMBLE_CAPTURE_RANGE=" + std::string(range) +
+                         " is not one of cudaProfilerApi, auto, nvtx:NAME");
+    }
+  }
+
+  if (auto it = get("NIMBLE_ITERATION"); !it.empty() && !parse_positive_int(it, c.iteration)) {
+    c.errors.push_back("NIMBLE_ITERATION=" + std::string(it) + " is not a positive integer");
+  }
+  if (get("NIMBLE_CUPTI") == "0") c.cupti = false;
+  if (auto d = get("NIMBLE_DEBUG"); !d.empty() && d != "0") c.debug = true;
+
+  if (!c.errors.empty()) c.record = false;
+  return c;
+}
+
+Config config_from_environment() {
+  return parse_config([](const char* name) { return std::getenv(name); });
+}
+
+std::string expand_output_path(const std::string& pattern, long pid) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+      out += std::to_string(pid);
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace nimble::hooks

@@ -1,0 +1,32 @@
+// Recording settings, read once from the environment (docs/recording.md lists them).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace nimble::hooks {
+
+enum class CaptureRange { ProfilerApi, Auto, Nvtx };
+
+struct Config {
+  bool record = false;                     // NIMBLE_MODE=record
+  std::string output = "nimble-trace.json";  // NIMBLE_OUTPUT; "%p" becomes the process id
+  CaptureRange range = CaptureRange::ProfilerApi;  // NIMBLE_CAPTURE_RANGE
+  std::string range_text = "cudaProfilerApi";
+  std::string nvtx_name;                   // for nvtx:NAME
+  int iteration = 1;                       // NIMBLE_ITERATION: which range / iteration to record
+  bool cupti = true;                       // NIMBLE_CUPTI=0 turns durations and coverage off
+  bool debug = false;                      // NIMBLE_DEBUG=1: log funnel decisions to stderr
+  std::vector<std::string> errors;         // problems found; recording stays off if any
+};
+
+using GetEnv = std::function<const char*(const char*)>;
+
+Config parse_config(const GetEnv& getenv);
+Config config_from_environment();
+
+// NIMBLE_OUTPUT with "%p" replaced by the process id.
+std::string expand_output_path(const std::string& pattern, long pid);
+
+}  // namespace nimble::hooks

@@ -1,0 +1,34 @@
+// CUPTI, loaded only while a capture window is open: an independent count of kernel launches
+// (the coverage reference), correlation ids of the driver calls the wrappers make, and the
+// activity records that give each task its GPU start time and duration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+namespace nimble::hooks::cupti {
+
+// The correlation id CUPTI gave the driver call this thread made last (0 if none); the wrappers
+// clear it before the real call and take it right after.
+void clear_correlation();
+std::uint32_t take_correlation();
+
+// Opens the window: loads libcupti (once), counts launches, enables activity records.
+// Returns false with the reason when CUPTI cannot be used; recording goes on without it.
+bool start(std::string* why_not);
+
+// Closes the window. With `flush`, waits for the GPU and collects the activity records
+// (never at process exit, when the driver may already be gone).
+void stop(bool flush);
+
+struct Timing {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+std::uint64_t kernel_launches();   // kernel launch calls CUPTI saw inside the window
+std::uint64_t kernel_records();    // kernel activity records collected for the window
+std::unordered_map<std::uint32_t, Timing> timings();  // by correlation id
+
+}  // namespace nimble::hooks::cupti

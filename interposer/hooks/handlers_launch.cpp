@@ -1,0 +1,194 @@
+// Kernel launches (all forms), host functions and opaque graph launches.
+#include <cstring>
+
+#include "device_globals.hpp"
+#include "handlers.hpp"
+#include "kernel_info.hpp"
+#include "recorder.hpp"
+#include "signature.hpp"
+
+namespace nimble::hooks {
+namespace {
+
+struct Launch {
+  CUfunction f;
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared_mem;
+  void** params;
+  void** extra;
+  const CUlaunchConfig* config = nullptr;  // cuLaunchKernelEx: the attributes
+  bool cooperative = false;
+};
+
+std::uint64_t launch_signature(const Launch& l) {
+  return signature_of("kernel", reinterpret_cast<std::uintptr_t>(l.f), l.grid[0], l.grid[1],
+                      l.grid[2], l.block[0], l.block[1], l.block[2]);
+}
+
+const char* attribute_name(CUlaunchAttributeID id) {
+  switch (id) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: return "access_policy_window";
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: return "cooperative";
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: return "synchronization_policy";
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: return "cluster_dimension";
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+      return "cluster_scheduling_policy_preference";
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+      return "programmatic_stream_serialization";
+    case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: return "programmatic_event";
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY: return "priority";
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: return "mem_sync_domain_map";
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: return "mem_sync_domain";
+    case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: return "launch_completion_event";
+    default: return "unknown";
+  }
+}
+
+// Launch shape and attributes: decoded where nimble knows them, raw bytes always (for replay).
+trace::json launch_json(const Launch& l) {
+  trace::json launch = {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                        {"block", {l.block[0], l.block[1], l.block[2]}},
+                        {"shared_mem_bytes", l.shared_mem}};
+  if (l.cooperative) launch["cooperative"] = true;
+  if (!l.config || l.config->numAttrs == 0 || !l.config->attrs) return launch;
+  trace::json raw = trace::json::array();
+  for (unsigned i = 0; i < l.config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = l.config->attrs[i];
+    switch (a.id) {
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+        launch["cluster"] = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
+        break;
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        launch["cooperative"] = a.value.cooperative != 0;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        launch["priority"] = a.value.priority;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        launch["cluster_scheduling_policy"] = static_cast<int>(a.value.clusterSchedulingPolicyPreference);
+        break;
+      case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+        launch["programmatic_stream_serialization"] = a.value.programmaticStreamSerializationAllowed != 0;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+        launch["mem_sync_domain"] = static_cast<int>(a.value.memSyncDomain);
+        break;
+      default:
+        break;
+    }
+    raw.push_back({{"id", static_cast<int>(a.id)},
+                   {"name", attribute_name(a.id)},
+                   {"value", to_hex(reinterpret_cast<const std::uint8_t*>(&a.value), sizeof a.value)}});
+  }
+  launch["attributes"] = std::move(raw);
+  return launch;
+}
+
+void describe_launch(const Launch& l, deps::TaskEvent& event) {
+  const KernelInfo& k = kernel_info(l.f);
+  event.detail["name"] = k.name.empty() ? trace::json(nullptr) : trace::json(k.name);
+  event.detail["mangled"] = k.mangled;
+  event.detail["function"] = hex_address(reinterpret_cast<std::uintptr_t>(l.f));
+  event.detail["handle"] = k.is_cukernel ? "CUkernel" : "CUfunction";
+  event.detail["launch"] = launch_json(l);
+
+  const auto bytes = gather_arguments(k, l.params, l.extra);
+  if (!bytes) {
+    // Nothing tells which memory it touches: assume all of it.
+    event.detail["args"] = {{"known", false}};
+    event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
+    return;
+  }
+  trace::json args = {{"bytes", to_hex(bytes->data(), bytes->size())}};
+  // Without a layout (an `extra` buffer from an old driver) scan the whole buffer as one parameter.
+  std::vector<deps::ParamLayout> layout = k.params;
+  if (!k.params_known && !bytes->empty()) layout = {{0, static_cast<std::uint32_t>(bytes->size())}};
+  trace::json params = trace::json::array();
+  for (const auto& p : layout) params.push_back({{"offset", p.offset}, {"size", p.size}});
+  args["params"] = std::move(params);
+  trace::json pointers = trace::json::array();
+  event.accesses = engine().resolve_pointers(bytes->data(), layout, &pointers);
+  if (!pointers.empty()) args["pointers"] = std::move(pointers);
+  for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
+  for (auto& a : global_accesses(k)) event.accesses.push_back(a);
+  event.detail["args"] = std::move(args);
+}
+
+template <class Call>
+CUresult record_launch(const HookInfo& h, CUstream stream, const Launch& l, Call&& call) {
+  return record_task({h, stream, "kernel", launch_signature(l)}, call,
+                     [&](deps::TaskEvent& event) { describe_launch(l, event); });
+}
+
+}  // namespace
+
+CUresult on_launch_kernel(H h, PFN_cuLaunchKernel_v4000 real, CUfunction f, unsigned gx,
+                          unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                          unsigned shared_mem, CUstream stream, void** params, void** extra) {
+  const Launch l{f, {gx, gy, gz}, {bx, by, bz}, shared_mem, params, extra};
+  return record_launch(h, stream, l, [&] {
+    return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra);
+  });
+}
+
+CUresult on_launch_kernel_ex(H h, PFN_cuLaunchKernelEx_v11060 real, const CUlaunchConfig* config,
+                             CUfunction f, void** params, void** extra) {
+  if (!config) return real(config, f, params, extra);
+  const Launch l{f,
+                 {config->gridDimX, config->gridDimY, config->gridDimZ},
+                 {config->blockDimX, config->blockDimY, config->blockDimZ},
+                 config->sharedMemBytes,
+                 params,
+                 extra,
+                 config};
+  return record_launch(h, config->hStream, l, [&] { return real(config, f, params, extra); });
+}
+
+CUresult on_launch_cooperative_kernel(H h, PFN_cuLaunchCooperativeKernel_v9000 real, CUfunction f,
+                                      unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                      unsigned by, unsigned bz, unsigned shared_mem,
+                                      CUstream stream, void** params) {
+  Launch l{f, {gx, gy, gz}, {bx, by, bz}, shared_mem, params, nullptr};
+  l.cooperative = true;
+  return record_launch(h, stream, l, [&] {
+    return real(f, gx, gy, gz, bx, by, bz, shared_mem, stream, params);
+  });
+}
+
+namespace {
+
+template <class Call>
+CUresult record_host_function(const HookInfo& h, CUstream stream, const void* fn, Call&& call) {
+  // A host function runs in stream order and cannot call CUDA: stream order is its only edge.
+  return record_task({h, stream, "host_func", signature_of("host_func", reinterpret_cast<std::uintptr_t>(fn))},
+                     call, [&](deps::TaskEvent& event) {
+                       event.detail["function"] = hex_address(reinterpret_cast<std::uintptr_t>(fn));
+                     });
+}
+
+}  // namespace
+
+CUresult on_launch_host_func(H h, PFN_cuLaunchHostFunc_v10000 real, CUstream stream, CUhostFn fn,
+                             void* user_data) {
+  return record_host_function(h, stream, reinterpret_cast<const void*>(fn),
+                              [&] { return real(stream, fn, user_data); });
+}
+
+CUresult on_stream_add_callback(H h, PFN_cuStreamAddCallback_v5000 real, CUstream stream,
+                                CUstreamCallback callback, void* user_data, unsigned flags) {
+  return record_host_function(h, stream, reinterpret_cast<const void*>(callback),
+                              [&] { return real(stream, callback, user_data, flags); });
+}
+
+CUresult on_graph_launch(H h, PFN_cuGraphLaunch_v10000 real, CUgraphExec exec, CUstream stream) {
+  // nimble does not look inside the program's own graphs: one opaque task touching everything.
+  return record_task({h, stream, "graph", signature_of("graph", reinterpret_cast<std::uintptr_t>(exec))},
+                     [&] { return real(exec, stream); },
+                     [&](deps::TaskEvent& event) {
+                       event.detail["graph_exec"] = hex_address(reinterpret_cast<std::uintptr_t>(exec));
+                       event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
+                     });
+}
+
+}  // namespace nimble::hooks

@@ -1,0 +1,138 @@
+#include "output.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "cupti.hpp"
+#include "funnel.hpp"
+#include "nimble/trace/io.hpp"
+#include "real_driver.hpp"
+#include "recorder.hpp"
+
+#ifndef NIMBLE_VERSION
+#define NIMBLE_VERSION "unknown"
+#endif
+
+namespace nimble::hooks {
+namespace {
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+}  // namespace
+
+trace::json describe_device() {
+  using CtxGetDevice = CUresult(CUDAAPI*)(CUdevice*);
+  using DeviceGetName = CUresult(CUDAAPI*)(char*, int, CUdevice);
+  using DeviceGetAttribute = CUresult(CUDAAPI*)(int*, CUdevice_attribute, CUdevice);
+  using DriverGetVersion = CUresult(CUDAAPI*)(int*);
+  trace::json device = trace::json::object();
+  CUdevice dev = 0;
+  auto get_device = driver_fn<CtxGetDevice>("cuCtxGetDevice", 2000);
+  if (!get_device || get_device(&dev) != CUDA_SUCCESS) {
+    // No current context on this thread (JAX keeps its own): describe device 0.
+    dev = 0;
+    device["note"] = "no current context on the thread that opened the window; device 0 shown";
+  }
+  char name[256] = {0};
+  if (auto get_name = driver_fn<DeviceGetName>("cuDeviceGetName", 2000)) {
+    if (get_name(name, sizeof name - 1, dev) == CUDA_SUCCESS) device["name"] = name;
+  }
+  device["ordinal"] = dev;
+  if (auto attr = driver_fn<DeviceGetAttribute>("cuDeviceGetAttribute", 2000)) {
+    int major = 0, minor = 0, sms = 0;
+    attr(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    attr(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    attr(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    device["compute_capability"] = std::to_string(major) + "." + std::to_string(minor);
+    device["multiprocessors"] = sms;
+  }
+  if (auto version = driver_fn<DriverGetVersion>("cuDriverGetVersion", 2020)) {
+    int v = 0;
+    if (version(&v) == CUDA_SUCCESS) device["driver_cuda_version"] = v;
+  }
+  return device;
+}
+
+trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
+  std::size_t kernels = 0;
+  for (const auto& t : trace.tasks) kernels += t.kind == "kernel";
+  trace::json coverage = {{"traced_kernels", kernels}};
+  if (!cupti_used) {
+    coverage["cupti_kernels"] = nullptr;
+    return coverage;
+  }
+  coverage["cupti_kernels"] = cupti::kernel_launches();
+  coverage["cupti_kernel_records"] = cupti::kernel_records();
+
+  const auto timings = cupti::timings();
+  std::uint64_t first = UINT64_MAX;
+  for (const auto& t : trace.tasks) {
+    auto c = t.extra.find("correlation_id");
+    if (c == t.extra.end() || !c->is_number_unsigned()) continue;
+    auto it = timings.find(c->get<std::uint32_t>());
+    if (it != timings.end()) first = std::min(first, it->second.start_ns);
+  }
+  std::size_t timed = 0;
+  for (auto& t : trace.tasks) {
+    auto c = t.extra.find("correlation_id");
+    if (c == t.extra.end() || !c->is_number_unsigned()) continue;
+    auto it = timings.find(c->get<std::uint32_t>());
+    if (it == timings.end() || it->second.end_ns < it->second.start_ns) continue;
+    t.duration_us = static_cast<double>(it->second.end_ns - it->second.start_ns) / 1000.0;
+    t.extra["start_us"] = static_cast<double>(it->second.start_ns - first) / 1000.0;
+    ++timed;
+  }
+  coverage["tasks_with_duration"] = timed;
+  return coverage;
+}
+
+bool write_recorded_trace(const CaptureReport& report) {
+  trace::Trace trace = engine().build_trace();
+  trace::json coverage = attach_cupti_results(trace, report.cupti_used);
+
+  const FunnelStats funnel = funnel_stats();
+  trace.extra["recorded_with"] = {
+      {"tool", "nimble"},
+      {"version", NIMBLE_VERSION},
+      {"interposer", "libnimble.so"},
+      {"command", command_line()},
+      {"pid", static_cast<long>(getpid())},
+      {"funnel", {{"proc_address_wrapped", funnel.proc_address_wrapped},
+                  {"proc_address_passed_through", funnel.proc_address_passed},
+                  {"dlsym_wrapped", funnel.dlsym_wrapped}}}};
+  trace.extra["device"] = report.device;
+  trace::json capture = {{"range", report.range},
+                         {"iteration", report.iteration},
+                         {"ended_by", report.ended_by},
+                         {"truncated", report.truncated}};
+  if (!report.auto_range.is_null()) capture["auto"] = report.auto_range;
+  trace.extra["capture"] = std::move(capture);
+  coverage["cupti"] = report.cupti_used ? "used" : "unavailable";
+  if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;
+  trace.extra["coverage"] = std::move(coverage);
+
+  std::map<std::string, std::size_t> kinds;
+  for (const auto& t : trace.tasks) ++kinds[t.kind];
+
+  const std::string path = expand_output_path(config().output, static_cast<long>(getpid()));
+  if (auto error = trace::write_trace(trace, path)) {
+    log_message("could not write the trace to " + path + ": " + *error);
+    return false;
+  }
+  std::string summary;
+  for (const auto& [kind, n] : kinds) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+  log_message("wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path +
+              (report.truncated ? " (truncated: the capture range was still open at exit)" : ""));
+  return true;
+}
+
+}  // namespace nimble::hooks

@@ -1,0 +1,31 @@
+// Writing the recorded trace: the engine's tasks plus what the hook layer knows (device, capture
+// range, CUPTI durations and coverage), through trace::write_trace.
+#pragma once
+
+#include <string>
+
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::hooks {
+
+struct CaptureReport {
+  std::string range;         // "cudaProfilerApi", "auto", "nvtx:NAME"
+  int iteration = 1;
+  std::string ended_by;      // "cuProfilerStop", "period complete", "process exit", ...
+  bool truncated = false;    // the window was still open at exit
+  trace::json auto_range;    // period detection details, for NIMBLE_CAPTURE_RANGE=auto
+  trace::json device;        // describe_device() taken when the window opened
+  bool cupti_used = false;
+  std::string cupti_status;  // why CUPTI is missing or its data incomplete
+};
+
+// The current device's name, ordinal, compute capability and driver version (needs the driver).
+trace::json describe_device();
+
+// Builds and writes the trace to NIMBLE_OUTPUT. Returns false (and says why on stderr) on failure.
+bool write_recorded_trace(const CaptureReport& report);
+
+// Folds CUPTI timings into tasks by correlation id and returns the "coverage" object.
+trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used);
+
+}  // namespace nimble::hooks

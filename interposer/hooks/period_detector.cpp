@@ -1,0 +1,108 @@
+#include "period_detector.hpp"
+
+#include <algorithm>
+
+namespace nimble::hooks {
+
+std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
+                                      std::size_t max_period, std::size_t min_span,
+                                      const std::vector<bool>* kernel) {
+  const std::size_t n = seq.size();
+  if (repeats < 2) repeats = 2;
+  const std::size_t longest = std::min(max_period, n / repeats);
+  for (std::size_t p = 1; p <= longest; ++p) {
+    const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
+    if (copies * p > n) continue;
+    const std::size_t span = (copies - 1) * p;  // entries that must equal the one p earlier
+    std::size_t i = 0;
+    while (i < span && seq[n - 1 - i] == seq[n - 1 - i - p]) ++i;
+    if (i != span) continue;
+    if (kernel) {
+      bool launches = false;
+      for (std::size_t k = n - p; k < n && !launches; ++k) launches = (*kernel)[k];
+      if (!launches) continue;
+    }
+    return p;
+  }
+  return 0;
+}
+
+AutoRange::AutoRange(Options options) : options_(options) {
+  if (options_.iteration < 1) options_.iteration = 1;
+  if (options_.repeats < 2) options_.repeats = 2;
+  if (options_.max_period < 1) options_.max_period = 1;
+  if (options_.check_every < 1) options_.check_every = 1;
+}
+
+bool AutoRange::matches_period() const {
+  const std::size_t n = history_.size();
+  return n > period_ && history_[n - 1] == history_[n - 1 - period_];
+}
+
+void AutoRange::trim_history() {
+  // Keep enough for the longest period's repeats; drop in big steps to stay amortised O(1).
+  const std::size_t keep = options_.repeats * options_.max_period + 1;
+  if (history_.size() > 2 * keep) {
+    history_.erase(history_.begin(), history_.end() - keep);
+    kernels_.erase(kernels_.begin(), kernels_.end() - keep);
+  }
+}
+
+AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
+  history_.push_back(signature);
+  kernels_.push_back(kernel);
+  ++total_;
+  trim_history();
+
+  switch (phase_) {
+    case Phase::Detecting: {
+      if (host_sync) last_sync_ = total_;
+      const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
+      const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
+      if (!look) return Action::None;
+      last_check_ = total_;
+      const std::size_t p =
+          smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
+                                    options_.require_kernel ? &kernels_ : nullptr);
+      if (p == 0) return Action::None;
+      period_ = p;
+      anchored_at_sync_ = host_sync;
+      ++detections_;
+      remaining_ = static_cast<std::size_t>(options_.iteration - 1) * p;
+      phase_ = Phase::Waiting;
+      return Action::None;
+    }
+    case Phase::Waiting: {
+      if (!matches_period()) {
+        phase_ = Phase::Detecting;  // the program changed its pattern: look again
+        last_check_ = total_;
+        return Action::None;
+      }
+      if (remaining_ > 0) {
+        --remaining_;
+        return Action::None;
+      }
+      phase_ = Phase::Capturing;
+      window_start_ = total_ - 1;
+      captured_ = 1;
+      if (captured_ == period_) {
+        phase_ = Phase::Done;
+        return Action::BeginBeforeEndAfter;
+      }
+      return Action::BeginBefore;
+    }
+    case Phase::Capturing: {
+      if (!matches_period()) diverged_ = true;
+      if (++captured_ == period_) {
+        phase_ = Phase::Done;
+        return Action::EndAfter;
+      }
+      return Action::None;
+    }
+    case Phase::Done:
+      return Action::None;
+  }
+  return Action::None;
+}
+
+}  // namespace nimble::hooks

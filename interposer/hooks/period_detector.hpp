@@ -1,0 +1,77 @@
+// The automatic capture range (NIMBLE_CAPTURE_RANGE=auto), CUDA-free so CI tests it.
+//
+// Every task the program issues gets a signature (kind, function, launch shape, copy size).
+// The detector keeps a log of them and looks for the smallest period P such that the last
+// `repeats` blocks of P signatures are identical. It looks at host synchronisations (a
+// `loss.item()` or `torch.cuda.synchronize()` usually ends an iteration, so a period found there
+// starts right after it); a program that never synchronises is checked every `check_every`
+// tasks instead, and its recorded period may start anywhere in the iteration. Once found, it
+// lets `iteration - 1` further periods pass while checking they still match, then records
+// exactly one period. A mismatch while waiting goes back to detection. Short periods must cover
+// `min_span` tasks and every period must launch a kernel, so start-up patterns (a run of
+// parameter uploads: copy, sync, copy, sync) are not taken for the iteration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nimble::hooks {
+
+// The smallest P (1 <= P <= max_period) whose last `repeats` blocks of P entries of `seq` are
+// identical, or 0. With `min_span`, short periods must repeat until they cover that many entries.
+// With `kernel`, the last block must contain at least one entry marked true (a kernel).
+std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
+                                      std::size_t max_period, std::size_t min_span = 0,
+                                      const std::vector<bool>* kernel = nullptr);
+
+class AutoRange {
+ public:
+  struct Options {
+    std::size_t max_period = std::size_t{1} << 15;  // longest iteration looked for, in tasks
+    std::size_t repeats = 3;                        // identical periods needed to believe one
+    std::size_t check_every = 256;                  // look this often when nothing synchronises
+    std::size_t min_span = 32;                      // short periods repeat until they cover this
+    bool require_kernel = true;                     // a period without kernels is not an iteration
+    int iteration = 1;                              // record the N-th period after detection
+  };
+
+  enum class Action { None, BeginBefore, EndAfter, BeginBeforeEndAfter };
+  enum class Phase { Detecting, Waiting, Capturing, Done };
+
+  explicit AutoRange(Options options);
+
+  // One task in issue order; `host_sync` marks host synchronisations (likely iteration ends),
+  // `kernel` kernel launches. Returns what to do around this task: open the window before it,
+  // close it after it.
+  Action on_task(std::uint64_t signature, bool host_sync, bool kernel = true);
+
+  Phase phase() const { return phase_; }
+  std::size_t period() const { return period_; }
+  bool diverged() const { return diverged_; }        // the recorded period did not match
+  bool anchored_at_sync() const { return anchored_at_sync_; }
+  std::size_t detections() const { return detections_; }  // > 1 after a mismatch while waiting
+  std::size_t tasks_seen() const { return total_; }
+  std::size_t window_start() const { return window_start_; }  // index of the first recorded task
+
+ private:
+  bool matches_period() const;
+  void trim_history();
+
+  Options options_;
+  std::vector<std::uint64_t> history_;
+  std::vector<bool> kernels_;  // parallel to history_
+  Phase phase_ = Phase::Detecting;
+  std::size_t total_ = 0;
+  std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)
+  std::size_t last_check_ = 0;
+  std::size_t period_ = 0;
+  std::size_t remaining_ = 0;       // periods' worth of tasks still to let pass
+  std::size_t captured_ = 0;
+  std::size_t detections_ = 0;
+  std::size_t window_start_ = 0;
+  bool diverged_ = false;
+  bool anchored_at_sync_ = false;
+};
+
+}  // namespace nimble::hooks

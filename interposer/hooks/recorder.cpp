@@ -1,0 +1,212 @@
+#include "recorder.hpp"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <set>
+
+#include "capture.hpp"
+#include "real_driver.hpp"
+#include "signature.hpp"
+
+namespace nimble::hooks {
+namespace {
+
+// Created once at load time and deliberately never destroyed: wrappers may run during exit.
+struct RecorderState {
+  Config config;
+  std::mutex mu;
+  deps::Engine* engine = nullptr;
+  CaptureControl* capture = nullptr;
+};
+
+RecorderState& state() {
+  static RecorderState* s = new RecorderState();
+  return *s;
+}
+
+thread_local int t_internal_depth = 0;
+std::atomic<int> g_program_captures{0};
+
+void disable_after_error(const char* what) {
+  g_recording.store(false, std::memory_order_relaxed);
+  log_message(std::string("recording stopped after an internal error: ") + what);
+}
+
+void at_process_exit() {
+  if (!recording()) return;
+  try {
+    std::lock_guard<std::mutex> lock(state().mu);
+    if (recording() && state().capture) state().capture->at_exit();
+  } catch (...) {
+    // Never let an exit-time problem reach the program.
+  }
+  g_recording.store(false, std::memory_order_relaxed);
+}
+
+void in_forked_child() {
+  // The child must not record into, or write, the parent's trace.
+  g_recording.store(false, std::memory_order_relaxed);
+}
+
+__attribute__((constructor)) void initialise_recorder() {
+  RecorderState& s = state();
+  s.config = config_from_environment();
+  for (const std::string& error : s.config.errors) log_message(error + "; not recording.");
+  if (!s.config.record) return;
+  s.engine = new deps::Engine();
+  s.capture = new CaptureControl(s.config);
+  std::atexit(at_process_exit);
+  pthread_atfork(nullptr, nullptr, in_forked_child);
+  g_recording.store(true, std::memory_order_relaxed);
+  debug_message("recording, capture range " + s.config.range_text + ", output " + s.config.output);
+}
+
+}  // namespace
+
+const Config& config() { return state().config; }
+
+deps::Engine& engine() { return *state().engine; }
+
+deps::ThreadId current_thread() {
+  thread_local const deps::ThreadId tid = static_cast<deps::ThreadId>(syscall(SYS_gettid));
+  return tid;
+}
+
+deps::StreamHandle map_stream(CUstream stream, StreamVariant variant) {
+  const auto raw = reinterpret_cast<std::uintptr_t>(stream);
+  if (raw == 0) {
+    return variant == StreamVariant::PerThread ? deps::kPerThreadStream : deps::kLegacyStream;
+  }
+  if (raw == reinterpret_cast<std::uintptr_t>(CU_STREAM_LEGACY)) return deps::kLegacyStream;
+  if (raw == reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD)) return deps::kPerThreadStream;
+  return raw;
+}
+
+InternalScope::InternalScope() { ++t_internal_depth; }
+InternalScope::~InternalScope() { --t_internal_depth; }
+bool inside_nimble() { return t_internal_depth > 0; }
+
+void program_capture_began() { g_program_captures.fetch_add(1, std::memory_order_relaxed); }
+
+void program_capture_maybe_ended() {
+  int n = g_program_captures.load(std::memory_order_relaxed);
+  while (n > 0 && !g_program_captures.compare_exchange_weak(n, n - 1)) {
+  }
+}
+
+bool program_capturing(CUstream stream, StreamVariant variant) {
+  if (g_program_captures.load(std::memory_order_relaxed) == 0) return false;
+  auto is_capturing = reinterpret_cast<PFN_cuStreamIsCapturing_v10000>(
+      resolve_real(HookId::k_cuStreamIsCapturing));
+  if (!is_capturing) return true;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const auto handle = reinterpret_cast<CUstream>(map_stream(stream, variant));
+  // An error here (e.g. the legacy stream during a global-mode capture) means the call is
+  // about to fail or be captured: either way it is not ours to record.
+  if (is_capturing(handle, &status) != CUDA_SUCCESS) return true;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe) {
+  if (!tasks_matter()) return;
+  try {
+    RecorderState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!recording()) return;
+    s.capture->before_task(call.signature, /*host_sync=*/false,
+                           /*kernel=*/std::strcmp(call.kind, "kernel") == 0);
+    if (s.engine->capturing()) {
+      deps::TaskEvent event;
+      event.kind = call.kind;
+      event.stream = map_stream(call.stream, call.hook.stream);
+      event.thread = current_thread();
+      {
+        InternalScope internal;
+        describe(event);
+      }
+      event.detail["api"] = call.hook.symbol;
+      const char* library = current_library_call();
+      event.detail["library_call"] = library ? trace::json(library) : trace::json(nullptr);
+      if (correlation) event.detail["correlation_id"] = correlation;
+      s.engine->task(std::move(event));
+    }
+    s.capture->after_task();
+  } catch (const std::exception& e) {
+    disable_after_error(e.what());
+  } catch (...) {
+    disable_after_error("unknown exception");
+  }
+}
+
+void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
+                 StreamVariant variant) {
+  if (!tasks_matter()) return;
+  try {
+    RecorderState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!recording()) return;
+    // Event handles come from pools and change between iterations; stream handles do not.
+    const std::uint64_t sig = signature_of("sync", hash_string(hook.base),
+                                           kind == SyncKind::Stream ? handle : 0);
+    s.capture->before_task(sig, /*host_sync=*/true, /*kernel=*/false);
+    if (s.engine->capturing()) {
+      const deps::ThreadId tid = current_thread();
+      switch (kind) {
+        case SyncKind::Stream:
+          s.engine->host_synced_stream(map_stream(reinterpret_cast<CUstream>(handle), variant),
+                                       tid, hook.symbol);
+          break;
+        case SyncKind::Event:
+          s.engine->host_synced_event(handle, tid, hook.symbol);
+          break;
+        case SyncKind::Context:
+          s.engine->host_synced_context(tid, hook.symbol);
+          break;
+      }
+    }
+    s.capture->after_task();
+  } catch (const std::exception& e) {
+    disable_after_error(e.what());
+  } catch (...) {
+    disable_after_error("unknown exception");
+  }
+}
+
+void with_capture_control(FunctionRef<void(CaptureControl&)> action) {
+  try {
+    RecorderState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!recording() || !s.capture) return;
+    action(*s.capture);
+  } catch (const std::exception& e) {
+    disable_after_error(e.what());
+  } catch (...) {
+    disable_after_error("unknown exception");
+  }
+}
+
+void log_message(const std::string& message) {
+  static std::mutex mu;
+  static auto* seen = new std::set<std::string>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!seen->insert(message).second) return;
+  }
+  const std::string line = "nimble: " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void debug_message(const std::string& message) {
+  if (!state().config.debug) return;
+  const std::string line = "nimble[debug]: " + message + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace nimble::hooks

@@ -1,0 +1,99 @@
+// The recorder's shared state and the one path every intercepted task takes into the
+// dependency engine: skip what the program captures into its own graphs, call the real
+// function, and only if it succeeded describe the task (inside the capture window) and feed it.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "config.hpp"
+#include "cupti.hpp"
+#include "deps/engine.hpp"
+#include "function_ref.hpp"
+#include "hook_table.hpp"
+
+namespace nimble::hooks {
+
+// The wrappers' one branch: true from start-up while NIMBLE_MODE=record, until the trace is
+// written (or in a forked child). Idle wrappers only test it and call through.
+inline std::atomic<bool> g_recording{false};
+inline bool recording() { return g_recording.load(std::memory_order_relaxed); }
+
+// Whether tasks matter right now: the window is open, or the automatic range is watching. When
+// not, a task costs little more than when idle (allocations, streams and events are still
+// tracked: they are state, not tasks).
+inline std::atomic<bool> g_tasks_matter{false};
+inline bool tasks_matter() { return g_tasks_matter.load(std::memory_order_relaxed); }
+
+const Config& config();
+deps::Engine& engine();
+deps::ThreadId current_thread();
+
+// Stream 0 means the legacy stream, or the per-thread stream for _ptsz/_ptds variants.
+deps::StreamHandle map_stream(CUstream stream, StreamVariant variant);
+
+// nimble's own driver calls (names, CUPTI, flushes) run inside this scope and are not recorded.
+class InternalScope {
+ public:
+  InternalScope();
+  ~InternalScope();
+  InternalScope(const InternalScope&) = delete;
+  InternalScope& operator=(const InternalScope&) = delete;
+};
+bool inside_nimble();
+
+// The program's own stream capture (torch.cuda.graphs, XLA command buffers): calls on a stream
+// that is being captured are passed through and not recorded.
+void program_capture_began();
+void program_capture_maybe_ended();
+bool program_capturing(CUstream stream, StreamVariant variant);
+
+// What identifies one intercepted task.
+struct TaskCall {
+  const HookInfo& hook;
+  CUstream stream;
+  const char* kind;          // "kernel", "memcpy", "memset", "graph", "host_func"
+  std::uint64_t signature;   // for the automatic capture range
+};
+
+using Describe = FunctionRef<void(deps::TaskEvent&)>;
+
+// Feeds a task that already ran successfully. `describe` fills accesses and fields; it is only
+// called inside the capture window. Never throws.
+void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe);
+
+enum class SyncKind { Stream, Event, Context };
+// A host synchronisation that completed: the host saw the named work finish.
+void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle, StreamVariant variant);
+
+class CaptureControl;
+// Runs `action` on the capture control under the recorder's lock (profiler and NVTX ranges).
+void with_capture_control(FunctionRef<void(CaptureControl&)> action);
+
+// Whether to record at all right now (recording, not re-entered from nimble itself).
+inline bool should_record() { return recording() && !inside_nimble(); }
+
+// Runs `call`; records the task if it succeeded and the stream is not captured by the program.
+template <class Call, class DescribeFn>
+CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe) {
+  if (!should_record() || !tasks_matter() || program_capturing(task.stream, task.hook.stream)) {
+    return call();
+  }
+  cupti::clear_correlation();
+  const CUresult result = call();
+  if (result != CUDA_SUCCESS) return result;  // a failed call is not a task
+  submit_task(task, cupti::take_correlation(), describe);
+  return result;
+}
+
+// The library entry point (cuBLAS, cuDNN, ...) this thread is inside, or nullptr.
+const char* current_library_call();
+
+// Report a problem once per message on stderr ("nimble: ...").
+void log_message(const std::string& message);
+void debug_message(const std::string& message);  // only with NIMBLE_DEBUG=1
+
+}  // namespace nimble::hooks

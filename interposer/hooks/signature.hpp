@@ -1,0 +1,31 @@
+// Task signatures: a cheap hash of what identifies a task across iterations (kind, function,
+// launch shape, copy size), used by the automatic capture range to find the repeating period.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace nimble::hooks {
+
+constexpr std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  // splitmix64 finaliser over the running hash and the new value.
+  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t hash_string(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
+template <class... V>
+constexpr std::uint64_t signature_of(std::string_view kind, V... values) {
+  std::uint64_t h = hash_string(kind);
+  ((h = mix(h, static_cast<std::uint64_t>(values))), ...);
+  return h;
+}
+
+}  // namespace nimble::hooks

@@ -1,0 +1,209 @@
+// A fake libcuda for CPU tests: enough of the driver API for libnimble to resolve, forward to and
+// record from, with no GPU. Every entry point logs its exported name so tests can check which
+// variant a wrapper reached. Selected with NIMBLE_LIBCUDA=<path of this library>.
+#include <cuda.h>
+#undef cuGetProcAddress  // define the v1 symbol itself, not the header's alias for _v2
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::mutex g_mu;
+std::string g_last_call;
+std::uint64_t g_next_address = 0x7f0000000000ULL;
+std::uint64_t g_next_handle = 0x1000;
+
+void called(const char* name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_last_call = name;
+}
+
+// Fake kernels: a CUfunction is a pointer to one of these.
+struct FakeKernel {
+  const char* mangled;
+  std::vector<std::pair<size_t, size_t>> params;  // offset, size
+};
+FakeKernel g_scale{"_Z5scalePKfPfi", {{0, 8}, {8, 8}, {16, 4}}};
+FakeKernel g_fill{"_Z4fillPfi", {{0, 8}, {8, 4}}};
+FakeKernel g_noargs{"noargs_kernel", {}};
+
+}  // namespace
+
+extern "C" {
+
+// Test helpers (not part of the driver API).
+const char* fake_driver_last_call() { return g_last_call.c_str(); }
+CUfunction fake_driver_function(const char* which) {
+  if (std::strcmp(which, "scale") == 0) return reinterpret_cast<CUfunction>(&g_scale);
+  if (std::strcmp(which, "fill") == 0) return reinterpret_cast<CUfunction>(&g_fill);
+  return reinterpret_cast<CUfunction>(&g_noargs);
+}
+
+CUresult cuInit(unsigned) { called("cuInit"); return CUDA_SUCCESS; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult cuCtxGetDevice(CUdevice* d) { *d = 0; return CUDA_SUCCESS; }
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  std::strncpy(name, "Fake GPU", len);
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute, CUdevice) { *v = 9; return CUDA_SUCCESS; }
+
+CUresult cuFuncGetName(const char** name, CUfunction f) {
+  *name = reinterpret_cast<FakeKernel*>(f)->mangled;
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* offset, size_t* size) {
+  const auto& p = reinterpret_cast<FakeKernel*>(f)->params;
+  if (i >= p.size()) return CUDA_ERROR_INVALID_VALUE;
+  *offset = p[i].first;
+  *size = p[i].second;
+  return CUDA_SUCCESS;
+}
+
+// The same work as cuLaunchKernel, reachable without nimble in between (for the overhead test).
+static CUresult direct_launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, CUstream, void**, void**) {
+  called("cuLaunchKernel");
+  return CUDA_SUCCESS;
+}
+void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launch); }
+
+#define FAKE_LAUNCH(name)                                                                      \
+  CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                CUstream, void**, void**) {                                                    \
+    called(#name);                                                                             \
+    return CUDA_SUCCESS;                                                                       \
+  }
+FAKE_LAUNCH(cuLaunchKernel)
+FAKE_LAUNCH(cuLaunchKernel_ptsz)
+FAKE_LAUNCH(fake_cuLaunchKernel_future)  // a variant "a later driver" adds; nimble must not wrap it
+#undef FAKE_LAUNCH
+
+CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
+  called("cuMemAlloc_v2");
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(g_mu);
+  *p = g_next_address;
+  g_next_address += (bytes + 0xfffff) & ~std::uint64_t{0xfffff};
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFree_v2(CUdeviceptr) { called("cuMemFree_v2"); return CUDA_SUCCESS; }
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, size_t, CUstream) {
+  called("cuMemcpyHtoDAsync_v2");
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoHAsync_v2(void*, CUdeviceptr, size_t, CUstream) {
+  called("cuMemcpyDtoHAsync_v2");
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t) { called("cuMemcpyDtoH_v2"); return CUDA_SUCCESS; }
+CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream) {
+  called("cuMemsetD32Async");
+  return CUDA_SUCCESS;
+}
+CUresult cuPointerGetAttribute(void* out, CUpointer_attribute, CUdeviceptr p) {
+  *static_cast<unsigned*>(out) = p >= 0x7f0000000000ULL && p < 0x7f8000000000ULL
+                                     ? CU_MEMORYTYPE_DEVICE
+                                     : CU_MEMORYTYPE_HOST;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream* s, unsigned) {
+  called("cuStreamCreate");
+  std::lock_guard<std::mutex> lock(g_mu);
+  *s = reinterpret_cast<CUstream>(g_next_handle += 0x10);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent* e, unsigned) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  *e = reinterpret_cast<CUevent>(g_next_handle += 0x10);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent, CUstream) { called("cuEventRecord"); return CUDA_SUCCESS; }
+CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { called("cuStreamWaitEvent"); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() { called("cuCtxSynchronize"); return CUDA_SUCCESS; }
+CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* s) {
+  *s = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+CUresult cuProfilerStart() { called("cuProfilerStart"); return CUDA_SUCCESS; }
+CUresult cuProfilerStop() { called("cuProfilerStop"); return CUDA_SUCCESS; }
+
+// cuGetProcAddress with the driver's selection rule: the newest entry whose version is <= the
+// requested one, preferring per-thread entries under CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM.
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status);
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
+}
+
+struct Entry {
+  const char* name;
+  int version;
+  bool per_thread;
+  void* fn;
+};
+
+#define E(name, version, pt, fn) {name, version, pt, reinterpret_cast<void*>(&fn)}
+const Entry kEntries[] = {
+    E("cuGetProcAddress", 11030, false, cuGetProcAddress),
+    E("cuGetProcAddress", 12000, false, cuGetProcAddress_v2),
+    E("cuInit", 2000, false, cuInit),
+    E("cuDriverGetVersion", 2020, false, cuDriverGetVersion),
+    E("cuCtxGetDevice", 2000, false, cuCtxGetDevice),
+    E("cuDeviceGetName", 2000, false, cuDeviceGetName),
+    E("cuDeviceGetAttribute", 2000, false, cuDeviceGetAttribute),
+    E("cuFuncGetName", 12030, false, cuFuncGetName),
+    E("cuFuncGetParamInfo", 12040, false, cuFuncGetParamInfo),
+    E("cuLaunchKernel", 4000, false, cuLaunchKernel),
+    E("cuLaunchKernel", 7000, true, cuLaunchKernel_ptsz),
+    E("cuLaunchKernel", 90000, false, fake_cuLaunchKernel_future),
+    E("cuMemAlloc", 3020, false, cuMemAlloc_v2),
+    E("cuMemFree", 3020, false, cuMemFree_v2),
+    E("cuMemcpyHtoDAsync", 3020, false, cuMemcpyHtoDAsync_v2),
+    E("cuMemcpyDtoHAsync", 3020, false, cuMemcpyDtoHAsync_v2),
+    E("cuMemcpyDtoH", 3020, false, cuMemcpyDtoH_v2),
+    E("cuMemsetD32Async", 3020, false, cuMemsetD32Async),
+    E("cuPointerGetAttribute", 4000, false, cuPointerGetAttribute),
+    E("cuStreamCreate", 2000, false, cuStreamCreate),
+    E("cuEventCreate", 2000, false, cuEventCreate),
+    E("cuEventRecord", 2000, false, cuEventRecord),
+    E("cuStreamWaitEvent", 3020, false, cuStreamWaitEvent),
+    E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
+    E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),
+    E("cuStreamIsCapturing", 10000, false, cuStreamIsCapturing),
+    E("cuProfilerStart", 4000, false, cuProfilerStart),
+    E("cuProfilerStop", 4000, false, cuProfilerStop),
+};
+#undef E
+
+CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status) {
+  const bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  const Entry* best = nullptr;
+  const Entry* best_pt = nullptr;
+  bool found_name = false;
+  for (const Entry& e : kEntries) {
+    if (std::strcmp(e.name, symbol) != 0) continue;
+    found_name = true;
+    if (e.version > version) continue;
+    const Entry*& slot = e.per_thread ? best_pt : best;
+    if (!slot || e.version > slot->version) slot = &e;
+  }
+  const Entry* chosen = per_thread && best_pt ? best_pt : best;
+  if (status) {
+    *status = chosen ? CU_GET_PROC_ADDRESS_SUCCESS
+                     : found_name ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                                  : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  }
+  *pfn = chosen ? chosen->fn : nullptr;
+  return chosen ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+}  // extern "C"

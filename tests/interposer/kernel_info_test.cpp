@@ -1,0 +1,70 @@
+// Kernel names and argument bytes, without a driver.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "kernel_info.hpp"
+
+namespace nimble::hooks {
+namespace {
+
+TEST(Demangle, CxxNamesAreDemangledOthersKept) {
+  EXPECT_EQ(demangle("_Z5scalePKfPfi"), "scale(float const*, float*, int)");
+  EXPECT_EQ(demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"),
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+            "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+  EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(demangle("_Z"), "_Z");
+  EXPECT_EQ(demangle(nullptr), "");
+}
+
+KernelInfo layout(std::vector<deps::ParamLayout> params) {
+  KernelInfo k;
+  k.params_known = true;
+  k.params = std::move(params);
+  for (const auto& p : k.params) k.arg_bytes = std::max<std::size_t>(k.arg_bytes, p.offset + p.size);
+  return k;
+}
+
+TEST(GatherArguments, KernelParamsArePlacedAtTheirOffsets) {
+  const KernelInfo k = layout({{0, 8}, {8, 4}, {16, 8}});
+  std::uint64_t a = 0x1122334455667788ULL, c = 0xdeadbeefULL;
+  int b = 7;
+  void* params[] = {&a, &b, &c};
+  const auto bytes = gather_arguments(k, params, nullptr);
+  ASSERT_TRUE(bytes);
+  ASSERT_EQ(bytes->size(), 24u);
+  EXPECT_EQ(to_hex(bytes->data(), bytes->size()),
+            "8877665544332211" "07000000" "00000000" "efbeadde00000000");
+}
+
+TEST(GatherArguments, ExtraBufferIsTakenAsIs) {
+  const KernelInfo k = layout({{0, 8}, {8, 4}});
+  struct { std::uint64_t p; int n; int pad; } buffer{0xabcdef, 3, 0};
+  size_t size = sizeof buffer;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  const auto bytes = gather_arguments(k, nullptr, extra);
+  ASSERT_TRUE(bytes);
+  ASSERT_EQ(bytes->size(), 16u);
+  std::uint64_t p = 0;
+  std::memcpy(&p, bytes->data(), 8);
+  EXPECT_EQ(p, 0xabcdefu);
+}
+
+TEST(GatherArguments, UnknownLayoutIsReportedNotGuessed) {
+  KernelInfo k;  // the driver could not report a layout
+  void* params[] = {nullptr};
+  EXPECT_FALSE(gather_arguments(k, params, nullptr));
+  // No parameters at all is a known, empty layout.
+  EXPECT_TRUE(gather_arguments(layout({}), nullptr, nullptr)->empty());
+}
+
+TEST(Hex, Formatting) {
+  const std::uint8_t bytes[] = {0x00, 0x0f, 0xa0, 0xff};
+  EXPECT_EQ(to_hex(bytes, 4), "000fa0ff");
+  EXPECT_EQ(hex_address(0x7f00), "0x7f00");
+}
+
+}  // namespace
+}  // namespace nimble::hooks

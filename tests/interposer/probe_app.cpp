@@ -1,0 +1,203 @@
+// A stand-in for a CUDA program, run by the CPU tests with LD_PRELOAD=libnimble.so and
+// NIMBLE_LIBCUDA=<fake driver>. It reaches the driver through every door (exported symbols,
+// dlsym, cuGetProcAddress with legacy and per-thread flags) and checks where calls land.
+// Exit status 0 when every check passed; failures are printed.
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+extern "C" const char* fake_driver_last_call();
+extern "C" CUfunction fake_driver_function(const char* which);
+extern "C" void* fake_driver_direct_launch();
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) {
+    std::printf("FAIL: %s\n", what.c_str());
+    ++failures;
+  }
+}
+
+bool in_libnimble(void* p) {
+  Dl_info info{};
+  return p && dladdr(p, &info) && info.dli_fname && std::strstr(info.dli_fname, "libnimble");
+}
+
+void* driver_handle() { return dlopen(std::getenv("NIMBLE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD); }
+
+PFN_cuGetProcAddress_v12000 get_proc_address() {
+  return reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(driver_handle(), "cuGetProcAddress_v2"));
+}
+
+template <class Fn>
+Fn proc(const char* name, int version, cuuint64_t flags) {
+  void* p = nullptr;
+  CUdriverProcAddressQueryResult status;
+  get_proc_address()(name, &p, version, flags, &status);
+  return reinterpret_cast<Fn>(p);
+}
+
+void launch(PFN_cuLaunchKernel_v4000 fn, CUfunction f, CUstream s, void** params, void** extra = nullptr) {
+  fn(f, 2, 1, 1, 64, 1, 1, 0, s, params, extra);
+}
+
+int funnel() {
+  // The exported symbol forwards to the real function and returns its result unchanged.
+  CUfunction scale = fake_driver_function("scale");
+  check(cuLaunchKernel(scale, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) == CUDA_SUCCESS,
+        "exported cuLaunchKernel returns the driver's result");
+  check(std::strcmp(fake_driver_last_call(), "cuLaunchKernel") == 0, "exported symbol reaches cuLaunchKernel");
+
+  void* gpa = dlsym(driver_handle(), "cuGetProcAddress_v2");
+  check(in_libnimble(gpa), "dlsym(libcuda, cuGetProcAddress_v2) returns nimble's wrapper");
+  check(!in_libnimble(dlsym(driver_handle(), "cuInit")), "dlsym of an unhooked name passes through");
+
+  auto per_thread = proc<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 12000,
+                                                        CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  check(in_libnimble(reinterpret_cast<void*>(per_thread)), "per-thread cuLaunchKernel is wrapped");
+  per_thread(scale, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+  check(std::strcmp(fake_driver_last_call(), "cuLaunchKernel_ptsz") == 0,
+        std::string("per-thread wrapper reaches cuLaunchKernel_ptsz, got ") + fake_driver_last_call());
+
+  auto legacy = proc<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+  check(in_libnimble(reinterpret_cast<void*>(legacy)), "legacy cuLaunchKernel is wrapped");
+  legacy(scale, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+  check(std::strcmp(fake_driver_last_call(), "cuLaunchKernel") == 0, "legacy wrapper reaches cuLaunchKernel");
+
+  void* self = proc<void*>("cuGetProcAddress", 12000, 0);
+  check(in_libnimble(self), "cuGetProcAddress(\"cuGetProcAddress\") returns nimble's wrapper");
+  void* v1 = proc<void*>("cuGetProcAddress", 11030, 0);
+  check(in_libnimble(v1) && v1 != self, "cuGetProcAddress v1 gets the v1 wrapper");
+
+  void* future = proc<void*>("cuLaunchKernel", 90000, 0);
+  check(future && !in_libnimble(future), "a variant nimble does not know passes through");
+  check(!in_libnimble(proc<void*>("cuDeviceGetName", 12000, 0)), "unhooked names pass through");
+
+  // glibc must still see the program as the caller: RTLD_NEXT from here finds nimble's dlsym.
+  check(in_libnimble(dlsym(RTLD_NEXT, "dlsym")), "dlsym(RTLD_NEXT) keeps the caller's identity");
+  return failures;
+}
+
+// One iteration of a small two-stream program, reaching the driver through all three doors.
+void iteration(CUstream s1, CUstream s2, CUevent e, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+               float* host) {
+  CUfunction scale = fake_driver_function("scale");
+  CUfunction fill = fake_driver_function("fill");
+  int n = 256;
+  cuMemcpyHtoDAsync(a, host, 1024, s1);                                   // task: copy HtoD
+  void* scale_args[] = {&a, &b, &n};
+  launch(proc<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 12000, 0), scale, s1, scale_args);  // a -> b
+  cuEventRecord(e, s1);
+  auto wait = reinterpret_cast<PFN_cuStreamWaitEvent_v3020>(dlsym(driver_handle(), "cuStreamWaitEvent"));
+  wait(s2, e, 0);
+  // `extra` form: the argument buffer itself.
+  struct { CUdeviceptr p; int n; int pad; } buffer{c, n, 0};
+  size_t size = sizeof buffer;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  launch(cuLaunchKernel, fill, s2, nullptr, extra);                       // writes c
+  cuMemsetD32Async(c, 0, 4, s2);
+  // Per-thread default stream through cuGetProcAddress: stream 0 means this thread's stream.
+  proc<PFN_cuLaunchKernel_v7000_ptsz>("cuLaunchKernel", 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)(
+      fake_driver_function("noargs"), 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+  cuMemcpyDtoHAsync(host, b, 1024, s1);
+  cuStreamSynchronize(s1);
+}
+
+int record(int iterations, bool bracket) {
+  CUstream s1, s2;
+  CUevent e;
+  cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+  cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
+  cuEventCreate(&e, 0);
+  CUdeviceptr a, b, c;
+  cuMemAlloc(&a, 1024);
+  cuMemAlloc(&b, 1024);
+  cuMemAlloc(&c, 1024);
+  static float host[256];
+  for (int i = 0; i < iterations; ++i) {
+    if (bracket && i == iterations - 1) cuProfilerStart();
+    iteration(s1, s2, e, a, b, c, host);
+    if (bracket && i == iterations - 1) cuProfilerStop();
+  }
+  return 0;
+}
+
+int exit_while_open() {
+  CUstream s;
+  cuStreamCreate(&s, 0);
+  CUdeviceptr a;
+  cuMemAlloc(&a, 64);
+  cuProfilerStart();
+  int n = 1;
+  void* args[] = {&a, &n};
+  launch(cuLaunchKernel, fake_driver_function("fill"), s, args);
+  return 0;  // exits with the window open
+}
+
+int fork_child_does_not_write() {
+  cuProfilerStart();
+  CUdeviceptr a;
+  cuMemAlloc(&a, 64);
+  int n = 1;
+  void* args[] = {&a, &n};
+  const pid_t child = fork();
+  if (child == 0) {
+    launch(cuLaunchKernel, fake_driver_function("fill"), nullptr, args);
+    cuProfilerStop();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  launch(cuLaunchKernel, fake_driver_function("fill"), nullptr, args);
+  cuProfilerStop();
+  return 0;
+}
+
+// Nanoseconds per cuLaunchKernel through nimble's exported wrapper and straight to the driver.
+int bench() {
+  using Clock = std::chrono::steady_clock;
+  CUfunction f = fake_driver_function("noargs");
+  auto direct = reinterpret_cast<PFN_cuLaunchKernel_v4000>(fake_driver_direct_launch());
+  auto time = [&](PFN_cuLaunchKernel_v4000 fn) {
+    const int n = 2000000;
+    const auto start = Clock::now();
+    for (int i = 0; i < n; ++i) fn(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+    return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / n;
+  };
+  time(cuLaunchKernel);  // warm up, resolve the real function
+  double wrapped = 1e9, plain = 1e9;
+  for (int round = 0; round < 5; ++round) {
+    wrapped = std::min(wrapped, time(cuLaunchKernel));
+    plain = std::min(plain, time(direct));
+  }
+  std::printf("wrapped_ns=%.2f direct_ns=%.2f\n", wrapped, plain);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "funnel") return funnel();
+  if (mode == "record") return record(3, true);
+  if (mode == "auto") return record(12, false);
+  if (mode == "exit-open") return exit_while_open();
+  if (mode == "fork") return fork_child_does_not_write();
+  if (mode == "bench") return bench();
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench\n");
+  return 2;
+}
