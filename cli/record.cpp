@@ -1,0 +1,296 @@
+// nimble record -o trace.json [--capture-range R] [--iteration N] -- COMMAND ARGS...
+// Runs COMMAND with libnimble.so preloaded and NIMBLE_* set (docs/recording.md), exits with its
+// status, and summarises the trace: tasks by kind, bytes copied, coverage against CUPTI.
+#include "record.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "commands.hpp"
+#include "nimble/trace/io.hpp"
+
+namespace nimble::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FileStamp {
+  bool exists = false;
+  ino_t inode = 0;
+  timespec modified{};
+};
+
+FileStamp stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {true, st.st_ino, st.st_mtim};
+}
+
+bool rewritten(const FileStamp& before, const FileStamp& after) {
+  if (!after.exists) return false;
+  if (!before.exists) return true;
+  return before.inode != after.inode || before.modified.tv_sec != after.modified.tv_sec ||
+         before.modified.tv_nsec != after.modified.tv_nsec;
+}
+
+// fork + execvp with the recording environment; the parent ignores ^C like system() does, so
+// the signal reaches the program and nimble reports how it ended.
+int run(const RecordOptions& options, const std::vector<std::string>& env) {
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t child = fork();
+  if (child == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    for (const std::string& e : env) {
+      const auto eq = e.find('=');
+      setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+    }
+    std::vector<char*> argv;
+    for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::cerr << "nimble record: cannot run " << options.command[0] << ": " << std::strerror(errno) << "\n";
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0) {
+    std::cerr << "nimble record: fork failed: " << std::strerror(errno) << "\n";
+    status = 1 << 8;
+  } else {
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  return exit_status(status);
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  std::ostringstream out;
+  out.precision(3);
+  if (bytes >= (1u << 20)) out << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  else if (bytes >= (1u << 10)) out << static_cast<double>(bytes) / (1 << 10) << " KiB";
+  else out << bytes << " B";
+  return out.str();
+}
+
+std::string no_trace_advice(const RecordOptions& options) {
+  if (options.capture_range == "auto") {
+    return "no repeating iteration was found. Run more iterations (the detector needs three identical "
+           "ones, then records iteration --iteration after them), or bracket one iteration with "
+           "cudaProfilerStart/Stop and use --capture-range cudaProfilerApi.";
+  }
+  if (options.capture_range.rfind("nvtx:", 0) == 0) {
+    return "no NVTX range named \"" + options.capture_range.substr(5) +
+           "\" was seen (or fewer than --iteration of them). Check the name, and that the program "
+           "emits NVTX ranges (torch.cuda.nvtx.range_push/range_pop).";
+  }
+  return "the capture range never started: the program must call cudaProfilerStart() and "
+         "cudaProfilerStop() around the iteration to record (torch.cuda.profiler.start()/stop(), "
+         "cupy.cuda.profiler.start()/stop()), at least --iteration times; or use "
+         "--capture-range auto.";
+}
+
+}  // namespace
+
+std::string preload_library_path() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "libnimble.so";
+  return (exe.parent_path().parent_path() / "lib" / "libnimble.so").lexically_normal().string();
+}
+
+std::string check_capture_range(const std::string& range) {
+  if (range == "cudaProfilerApi" || range == "auto") return "";
+  if (range.rfind("nvtx:", 0) == 0 && range.size() > 5) return "";
+  return "--capture-range must be cudaProfilerApi, auto or nvtx:NAME, not \"" + range + "\"";
+}
+
+std::vector<std::string> record_environment(const RecordOptions& options, const std::string& preload,
+                                            const char* ld_preload) {
+  std::string preload_list = preload;
+  if (ld_preload && *ld_preload) preload_list += std::string(":") + ld_preload;
+  std::vector<std::string> env = {
+      "LD_PRELOAD=" + preload_list,
+      "NIMBLE_MODE=record",
+      "NIMBLE_OUTPUT=" + fs::absolute(options.output).lexically_normal().string(),
+      "NIMBLE_CAPTURE_RANGE=" + options.capture_range,
+      "NIMBLE_ITERATION=" + std::to_string(options.iteration),
+  };
+  // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
+  if (options.capture_range.rfind("nvtx:", 0) == 0) env.push_back("NVTX_INJECTION64_PATH=" + preload);
+  return env;
+}
+
+int exit_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+std::string summarize_recording(const trace::Trace& trace) {
+  std::map<std::string, std::size_t> kinds;
+  std::map<std::string, std::uint64_t> copied;  // bytes by direction
+  std::map<std::string, std::size_t> library_calls, reasons;
+  std::size_t edges = 0, timed = 0;
+  for (const auto& t : trace.tasks) {
+    ++kinds[t.kind];
+    edges += t.deps.size();
+    if (t.duration_us) ++timed;
+    if (t.extra.contains("copy") && t.extra["copy"].is_object()) {
+      const auto& c = t.extra["copy"];
+      copied[c.value("direction", std::string("?"))] += c.value("bytes", std::uint64_t{0});
+    }
+    if (t.extra.contains("library_call") && t.extra["library_call"].is_string()) {
+      ++library_calls[t.extra["library_call"].get<std::string>()];
+    }
+    if (t.extra.contains("dep_reasons") && t.extra["dep_reasons"].is_object()) {
+      for (const auto& [id, why] : t.extra["dep_reasons"].items()) {
+        if (!why.is_string()) continue;
+        std::string text = why.get<std::string>();
+        std::size_t start = 0;
+        while (start < text.size()) {  // "stream; memory RAW alloc 3 ..." -> stream, memory
+          const std::size_t end = std::min(text.find(';', start), text.size());
+          std::string part = text.substr(start, end - start);
+          part.erase(0, part.find_first_not_of(' '));
+          ++reasons[part.substr(0, part.find(' '))];
+          start = end + 1;
+        }
+      }
+    }
+  }
+  std::ostringstream out;
+  out << "  tasks        " << trace.tasks.size() << " (";
+  bool first = true;
+  for (const auto& [kind, n] : kinds) {
+    out << (first ? "" : ", ") << n << " " << kind;
+    first = false;
+  }
+  out << ")\n";
+  if (!copied.empty()) {
+    std::uint64_t total = 0;
+    for (const auto& [dir, n] : copied) total += n;
+    out << "  copied       " << bytes_text(total) << " (";
+    first = true;
+    for (const auto& [dir, n] : copied) {
+      out << (first ? "" : ", ") << dir << " " << bytes_text(n);
+      first = false;
+    }
+    out << ")\n";
+  }
+  out << "  dependencies " << edges;
+  if (!reasons.empty()) {
+    out << " (reasons: ";
+    first = true;
+    for (const auto& [why, n] : reasons) {
+      out << (first ? "" : ", ") << why << " " << n;
+      first = false;
+    }
+    out << ")";
+  }
+  out << "\n";
+  const auto& extra = trace.extra;
+  if (extra.contains("streams") && extra["streams"].is_array()) {
+    out << "  streams      " << extra["streams"].size();
+    if (extra.contains("allocations") && extra["allocations"].is_array()) {
+      out << ", allocations " << extra["allocations"].size();
+    }
+    out << "\n";
+  }
+  if (!library_calls.empty()) {
+    out << "  library      ";
+    first = true;
+    for (const auto& [name, n] : library_calls) {
+      out << (first ? "" : ", ") << name << " " << n;
+      first = false;
+    }
+    out << " tasks\n";
+  }
+  const auto coverage = extra.value("coverage", trace::json::object());
+  const auto traced = coverage.value("traced_kernels", std::int64_t{-1});
+  if (coverage.contains("cupti_kernels") && coverage["cupti_kernels"].is_number()) {
+    const auto cupti = coverage["cupti_kernels"].get<std::int64_t>();
+    out << "  coverage     " << traced << " kernels traced, CUPTI counted " << cupti
+        << (traced == cupti ? " (complete)" : " (MISSING " + std::to_string(cupti - traced) + ")")
+        << "; durations for " << timed << " of " << trace.tasks.size() << " tasks\n";
+  } else {
+    out << "  coverage     " << traced << " kernels traced; no CUPTI reference ("
+        << coverage.value("cupti_note", std::string("unavailable")) << ")\n";
+  }
+  if (extra.contains("device") && extra["device"].is_object()) {
+    const auto& d = extra["device"];
+    if (d.contains("name") && d["name"].is_string()) out << "  device       " << d["name"].get<std::string>() << "\n";
+  }
+  if (extra.contains("capture") && extra["capture"].is_object()) {
+    const auto& c = extra["capture"];
+    out << "  capture      " << c.value("range", std::string("?")) << ", iteration "
+        << c.value("iteration", 0) << ", ended by " << c.value("ended_by", std::string("?"));
+    if (c.value("truncated", false)) out << " (TRUNCATED: the window was open at exit)";
+    out << "\n";
+  }
+  return out.str();
+}
+
+void add_record_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand(
+      "record",
+      "Run a CUDA program with libnimble.so preloaded and record one iteration of its GPU work");
+  cmd->footer(
+      "Example: nimble record -o resnet.json -- python train.py --epochs 1\n"
+      "The program brackets the iteration to record with cudaProfilerStart/Stop (e.g.\n"
+      "torch.cuda.profiler.start()/stop()), or use --capture-range auto or nvtx:NAME.\n"
+      "nimble exits with the program's status (128+N if it died of signal N).\n"
+      "See docs/recording.md for the environment variables behind this command.");
+  cmd->add_option("-o,--output", options->output, "trace file to write")->required();
+  cmd->add_option("--capture-range", options->capture_range,
+                  "cudaProfilerApi (default), auto, or nvtx:NAME")
+      ->check([](const std::string& value) { return check_capture_range(value); });
+  cmd->add_option("--iteration", options->iteration,
+                  "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
+  cmd->callback([options] {
+    const std::string preload = preload_library_path();
+    if (!fs::exists(preload)) {
+      std::cerr << "nimble record: " << preload << " not found; build the nimble_preload target "
+                << "(libnimble.so is expected in ../lib beside the nimble executable)\n";
+      exit_code() = kExitBadInput;
+      return;
+    }
+    const FileStamp before = stamp(options->output);
+    const int status = run(*options, record_environment(*options, preload, std::getenv("LD_PRELOAD")));
+    exit_code() = status;
+
+    if (!rewritten(before, stamp(options->output))) {
+      std::cerr << "nimble record: no trace was written to " << options->output << ": ";
+      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
+      std::cerr << no_trace_advice(*options) << "\n";
+      if (status == 0) exit_code() = kExitBadInput;
+      return;
+    }
+    const trace::LoadResult loaded = trace::load_trace(options->output);
+    if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(options->output);
+    if (!loaded.trace) {
+      std::cerr << "nimble record: " << options->output << " was written but is not a valid trace\n";
+      if (status == 0) exit_code() = kExitBadInput;
+      return;
+    }
+    std::cout << "nimble record: " << options->output << " (program exited with " << status << ")\n"
+              << summarize_recording(*loaded.trace);
+  });
+}
+
+}  // namespace nimble::cli

@@ -1,0 +1,39 @@
+// nimble record: run a program under libnimble.so and summarise the trace it leaves.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::cli {
+
+void add_record_command(CLI::App& app);
+
+struct RecordOptions {
+  std::string output;
+  std::string capture_range = "cudaProfilerApi";
+  int iteration = 1;
+  std::vector<std::string> command;
+};
+
+// build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
+std::string preload_library_path();
+
+// "" if `range` is cudaProfilerApi, auto or nvtx:NAME, else what is wrong with it.
+std::string check_capture_range(const std::string& range);
+
+// The variables the recorded program gets ("NAME=value"); `ld_preload` is the current
+// LD_PRELOAD (or nullptr), which is kept after libnimble.so.
+std::vector<std::string> record_environment(const RecordOptions& options, const std::string& preload,
+                                            const char* ld_preload);
+
+// Exit status of a waited-for child as a shell reports it: its code, or 128 + signal.
+int exit_status(int wait_status);
+
+// What `nimble record` prints about a recorded trace.
+std::string summarize_recording(const trace::Trace& trace);
+
+}  // namespace nimble::cli
