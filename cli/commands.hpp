@@ -11,6 +11,7 @@ void add_schedule_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_export_command(CLI::App& app);  // cli/export.cpp
 void add_record_command(CLI::App& app);  // cli/record.cpp
+void add_bench_command(CLI::App& app);   // cli/bench.cpp
 
 // Exit codes shared by all subcommands.
 inline constexpr int kExitOk = 0;

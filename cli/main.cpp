@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       "  nimble show trace.json                         tasks, edges, width, makespans\n"
       "  nimble schedule trace.json -o scheduled.json   assign streams and waits\n"
       "  nimble export --format perfetto trace.json -o timeline.json   timeline for ui.perfetto.dev\n"
+      "  nimble record -o trace.json -- python train.py  record one iteration (GPU)\n"
+      "  nimble bench --iteration 10 -- python infer.py  record, then replay it with every backend (GPU)\n"
       "The trace format is described in docs/trace-format.md.");
 
   nimble::cli::add_check_command(app);
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   nimble::cli::add_export_command(app);
 #ifdef NIMBLE_HAVE_RECORD
   nimble::cli::add_record_command(app);
+  nimble::cli::add_bench_command(app);
 #endif
 
   try {

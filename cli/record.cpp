@@ -129,6 +129,7 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
       "NIMBLE_CAPTURE_RANGE=" + options.capture_range,
       "NIMBLE_ITERATION=" + std::to_string(options.iteration),
   };
+  if (options.bench_iterations > 0) env.push_back("NIMBLE_BENCH=" + std::to_string(options.bench_iterations));
   // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
   if (options.capture_range.rfind("nvtx:", 0) == 0) env.push_back("NVTX_INJECTION64_PATH=" + preload);
   return env;
@@ -243,6 +244,35 @@ std::string summarize_recording(const trace::Trace& trace) {
   return out.str();
 }
 
+std::optional<trace::Trace> record_program(const RecordOptions& options, const std::string& verb) {
+  const std::string preload = preload_library_path();
+  if (!fs::exists(preload)) {
+    std::cerr << verb << ": " << preload << " not found; build the nimble_preload target "
+              << "(libnimble.so is expected in ../lib beside the nimble executable)\n";
+    exit_code() = kExitBadInput;
+    return std::nullopt;
+  }
+  const FileStamp before = stamp(options.output);
+  const int status = run(options, record_environment(options, preload, std::getenv("LD_PRELOAD")));
+  exit_code() = status;
+
+  if (!rewritten(before, stamp(options.output))) {
+    std::cerr << verb << ": no trace was written to " << options.output << ": ";
+    if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
+    std::cerr << no_trace_advice(options) << "\n";
+    if (status == 0) exit_code() = kExitBadInput;
+    return std::nullopt;
+  }
+  trace::LoadResult loaded = trace::load_trace(options.output);
+  if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(options.output);
+  if (!loaded.trace) {
+    std::cerr << verb << ": " << options.output << " was written but is not a valid trace\n";
+    if (status == 0) exit_code() = kExitBadInput;
+    return std::nullopt;
+  }
+  return std::move(loaded.trace);
+}
+
 void add_record_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
   auto* cmd = app.add_subcommand(
@@ -263,33 +293,10 @@ void add_record_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
-    const std::string preload = preload_library_path();
-    if (!fs::exists(preload)) {
-      std::cerr << "nimble record: " << preload << " not found; build the nimble_preload target "
-                << "(libnimble.so is expected in ../lib beside the nimble executable)\n";
-      exit_code() = kExitBadInput;
-      return;
+    if (auto trace = record_program(*options, "nimble record")) {
+      std::cout << "nimble record: " << options->output << " (program exited with " << exit_code() << ")\n"
+                << summarize_recording(*trace);
     }
-    const FileStamp before = stamp(options->output);
-    const int status = run(*options, record_environment(*options, preload, std::getenv("LD_PRELOAD")));
-    exit_code() = status;
-
-    if (!rewritten(before, stamp(options->output))) {
-      std::cerr << "nimble record: no trace was written to " << options->output << ": ";
-      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
-      std::cerr << no_trace_advice(*options) << "\n";
-      if (status == 0) exit_code() = kExitBadInput;
-      return;
-    }
-    const trace::LoadResult loaded = trace::load_trace(options->output);
-    if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(options->output);
-    if (!loaded.trace) {
-      std::cerr << "nimble record: " << options->output << " was written but is not a valid trace\n";
-      if (status == 0) exit_code() = kExitBadInput;
-      return;
-    }
-    std::cout << "nimble record: " << options->output << " (program exited with " << status << ")\n"
-              << summarize_recording(*loaded.trace);
   });
 }
 

@@ -1,6 +1,7 @@
 // nimble record: run a program under libnimble.so and summarise the trace it leaves.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,14 @@ struct RecordOptions {
   std::string output;
   std::string capture_range = "cudaProfilerApi";
   int iteration = 1;
+  int bench_iterations = 0;  // nimble bench: replays per backend (0: record only)
   std::vector<std::string> command;
 };
+
+
+// Runs the program under libnimble.so as `options` say and loads the trace it wrote. Prints
+// what went wrong (prefixed with `verb`) and sets exit_code(); the trace is empty on failure.
+std::optional<trace::Trace> record_program(const RecordOptions& options, const std::string& verb);
 
 // build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
 std::string preload_library_path();

@@ -1,5 +1,8 @@
 #include "capture.hpp"
 
+#include <algorithm>
+
+#include "bench_hook.hpp"
 #include "cupti.hpp"
 #include "output.hpp"
 #include "real_driver.hpp"
@@ -16,21 +19,27 @@ CaptureControl::CaptureControl(const Config& config) : config_(config) {
   g_tasks_matter.store(auto_range_ != nullptr, std::memory_order_relaxed);
 }
 
-void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool kernel) {
+void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool kernel,
+                                 std::uint32_t correlation) {
   if (!auto_range_ || finished_) return;
-  switch (auto_range_->on_task(signature, host_sync, kernel)) {
+  const AutoRange::Action action = auto_range_->on_task(signature, host_sync, kernel);
+  switch (action) {
     case AutoRange::Action::BeginBefore:
-      open_window();
-      break;
     case AutoRange::Action::BeginBeforeEndAfter:
-      open_window();
-      close_after_task_ = true;
+      // The window's first task was already issued: count it as CUPTI saw it.
+      open_window(correlation, kernel);
+      close_after_task_ = action == AutoRange::Action::BeginBeforeEndAfter;
       break;
     case AutoRange::Action::EndAfter:
       close_after_task_ = true;
       break;
     case AutoRange::Action::None:
       break;
+  }
+  // A period was found: the window opens with one of the next tasks, which is issued before
+  // nimble knows it is the first. CUPTI must already be listening then.
+  if (!open_ && auto_range_->phase() != AutoRange::Phase::Detecting && !cupti_running_) {
+    start_cupti();
   }
 }
 
@@ -42,12 +51,29 @@ void CaptureControl::after_task() {
 
 void CaptureControl::profiler_start() {
   if (config_.range != CaptureRange::ProfilerApi || open_ || finished_) return;
+  range_started_ = std::chrono::steady_clock::now();
+  range_running_ = true;
   if (++ranges_seen_ == config_.iteration) open_window();
 }
 
 void CaptureControl::profiler_stop() {
-  if (config_.range != CaptureRange::ProfilerApi || !open_) return;
+  if (config_.range != CaptureRange::ProfilerApi) return;
+  if (!open_) {
+    if (range_running_ && !finished_) {
+      const std::chrono::duration<double, std::milli> ms = std::chrono::steady_clock::now() - range_started_;
+      unrecorded_range_ms_.push_back(ms.count());
+    }
+    range_running_ = false;
+    return;
+  }
   close_window("cuProfilerStop", false, false);
+}
+
+std::optional<double> CaptureControl::framework_iteration_ms() const {
+  if (unrecorded_range_ms_.empty()) return std::nullopt;
+  std::vector<double> v = unrecorded_range_ms_;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
 void CaptureControl::nvtx_push(std::string_view name, std::uint64_t thread, int depth) {
@@ -114,13 +140,22 @@ void CaptureControl::at_exit() {
   }
 }
 
-void CaptureControl::open_window() {
+void CaptureControl::start_cupti() {
+  InternalScope internal;
+  cupti_status_.clear();
+  cupti_running_ = config_.cupti && cupti::start(&cupti_status_);
+  if (!config_.cupti) cupti_status_ = "disabled by NIMBLE_CUPTI=0";
+}
+
+void CaptureControl::open_window(std::uint32_t first_correlation, bool first_is_kernel) {
+  if (cupti_running_) {
+    cupti::restart_counts(first_correlation, first_is_kernel);
+  } else {
+    start_cupti();
+  }
   {
     InternalScope internal;
     device_ = describe_device();
-    cupti_status_.clear();
-    cupti_running_ = config_.cupti && cupti::start(&cupti_status_);
-    if (!config_.cupti) cupti_status_ = "disabled by NIMBLE_CUPTI=0";
   }
   engine().begin_capture();
   open_ = true;
@@ -154,9 +189,13 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
                          {"detections", auto_range_->detections()},
                          {"first_task_index", auto_range_->window_start()}};
   }
-  write_recorded_trace(report);
+  std::optional<trace::Trace> written = write_recorded_trace(report);
   // One trace per process: from here on every wrapper takes the idle path.
   g_recording.store(false, std::memory_order_relaxed);
+  // `nimble bench`: replay the iteration right away, while its memory is still the program's.
+  if (written && config_.bench_iterations > 0 && !at_exit) {
+    bench_recorded_iteration(std::move(*written), framework_iteration_ms());
+  }
 }
 
 }  // namespace nimble::hooks

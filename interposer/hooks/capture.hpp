@@ -3,8 +3,11 @@
 // the window writes the trace. All methods run under the recorder's lock.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -18,8 +21,10 @@ class CaptureControl {
  public:
   explicit CaptureControl(const Config& config);
 
-  // Around every task and host sync, in issue order (the automatic range decides here).
-  void before_task(std::uint64_t signature, bool host_sync, bool kernel);
+  // Around every task and host sync, in issue order (the automatic range decides here). Tasks
+  // arrive after their driver call returned: `correlation` is the call's CUPTI id (0: none).
+  void before_task(std::uint64_t signature, bool host_sync, bool kernel,
+                   std::uint32_t correlation = 0);
   void after_task();
 
   void profiler_start();
@@ -40,7 +45,8 @@ class CaptureControl {
   bool finished() const { return finished_; }
 
  private:
-  void open_window();
+  void start_cupti();
+  void open_window(std::uint32_t first_correlation = 0, bool first_is_kernel = false);
   void close_window(const std::string& reason, bool truncated, bool at_exit);
 
   const Config& config_;
@@ -55,6 +61,12 @@ class CaptureControl {
   std::string cupti_status_;
   bool cupti_running_ = false;
   trace::json device_;            // taken when the window opened, while the driver is alive
+  // The program's own iteration time, for `nimble bench`: wall time of the cudaProfilerApi
+  // ranges before the recorded one (the program runs unrecorded then).
+  std::chrono::steady_clock::time_point range_started_{};
+  bool range_running_ = false;
+  std::vector<double> unrecorded_range_ms_;
+  std::optional<double> framework_iteration_ms() const;
 };
 
 }  // namespace nimble::hooks

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "nimble/replayer/bench_report.hpp"
+
 namespace nimble::hooks {
 namespace {
 
@@ -56,6 +58,13 @@ Config parse_config(const GetEnv& getenv) {
     c.errors.push_back("NIMBLE_ITERATION=" + std::string(it) + " is not a positive integer");
   }
   if (get("NIMBLE_CUPTI") == "0") c.cupti = false;
+  if (auto b = get("NIMBLE_BENCH"); !b.empty() && b != "0" && !parse_positive_int(b, c.bench_iterations)) {
+    c.errors.push_back("NIMBLE_BENCH=" + std::string(b) + " is not a number of replays (a positive integer)");
+  }
+  if (c.bench_iterations > 100000) {
+    c.errors.push_back("NIMBLE_BENCH=" + std::string(get("NIMBLE_BENCH")) + " is too many replays (at most 100000)");
+  }
+  if (auto o = get("NIMBLE_BENCH_OUTPUT"); !o.empty()) c.bench_output = std::string(o);
   if (auto d = get("NIMBLE_DEBUG"); !d.empty() && d != "0") c.debug = true;
 
   if (!c.errors.empty()) c.record = false;
@@ -64,6 +73,10 @@ Config parse_config(const GetEnv& getenv) {
 
 Config config_from_environment() {
   return parse_config([](const char* name) { return std::getenv(name); });
+}
+
+std::string bench_output_path(const Config& config, const std::string& trace_path) {
+  return config.bench_output.empty() ? replayer::default_bench_path(trace_path) : config.bench_output;
 }
 
 std::string expand_output_path(const std::string& pattern, long pid) {

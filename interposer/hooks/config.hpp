@@ -18,6 +18,8 @@ struct Config {
   int iteration = 1;                       // NIMBLE_ITERATION: which range / iteration to record
   bool cupti = true;                       // NIMBLE_CUPTI=0 turns durations and coverage off
   bool debug = false;                      // NIMBLE_DEBUG=1: log funnel decisions to stderr
+  int bench_iterations = 0;                // NIMBLE_BENCH=N: replay the recorded iteration N times
+  std::string bench_output;                // NIMBLE_BENCH_OUTPUT (default: beside the trace)
   std::vector<std::string> errors;         // problems found; recording stays off if any
 };
 
@@ -25,6 +27,10 @@ using GetEnv = std::function<const char*(const char*)>;
 
 Config parse_config(const GetEnv& getenv);
 Config config_from_environment();
+
+// Where bench results go: NIMBLE_BENCH_OUTPUT, else the trace path with ".json" replaced by
+// ".bench.json".
+std::string bench_output_path(const Config& config, const std::string& trace_path);
 
 // NIMBLE_OUTPUT with "%p" replaced by the process id.
 std::string expand_output_path(const std::string& pattern, long pid);

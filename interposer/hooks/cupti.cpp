@@ -42,6 +42,7 @@ struct State {
   bool callbacks_registered = false;
   std::unordered_map<std::uint32_t, Timing> timings;
   std::uint64_t kernel_records = 0;
+  std::uint32_t first_correlation = 0;  // records before the window's first task are not counted
 };
 
 State& state() {
@@ -154,7 +155,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
           s.timings[k->correlationId] = {k->start, k->end};
-          ++s.kernel_records;
+          if (k->correlationId >= s.first_correlation) ++s.kernel_records;
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -218,6 +219,7 @@ bool start(std::string* why_not) {
     std::lock_guard<std::mutex> lock(s.mu);
     s.timings.clear();
     s.kernel_records = 0;
+    s.first_correlation = 0;
   }
   if (s.callbacks_registered) {
     for (CUpti_ActivityKind kind : kActivityKinds) a.activity_enable(kind);
@@ -225,6 +227,17 @@ bool start(std::string* why_not) {
   g_launches.store(0, std::memory_order_relaxed);
   g_window_open.store(true, std::memory_order_relaxed);
   return true;
+}
+
+void restart_counts(std::uint32_t first_correlation, bool first_is_kernel) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.kernel_records = 0;
+    s.first_correlation = first_correlation;
+  }
+  g_launches.store(first_is_kernel && first_correlation != 0 ? 1 : 0, std::memory_order_relaxed);
+  g_window_open.store(true, std::memory_order_relaxed);
 }
 
 void stop(bool flush) {

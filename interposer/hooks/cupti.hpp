@@ -18,6 +18,12 @@ std::uint32_t take_correlation();
 // Returns false with the reason when CUPTI cannot be used; recording goes on without it.
 bool start(std::string* why_not);
 
+// The automatic range decides that a window began only after its first task was issued, so it
+// starts CUPTI early (when a period is found) and, once the window is open, restarts the counts
+// from that first task: `first_correlation` is its correlation id (0 if CUPTI did not see it),
+// `first_is_kernel` whether it was a kernel launch.
+void restart_counts(std::uint32_t first_correlation, bool first_is_kernel);
+
 // Closes the window. With `flush`, waits for the GPU and collects the activity records
 // (never at process exit, when the driver may already be gone).
 void stop(bool flush);

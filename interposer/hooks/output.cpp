@@ -95,7 +95,11 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
   return coverage;
 }
 
-bool write_recorded_trace(const CaptureReport& report) {
+std::string trace_output_path() {
+  return expand_output_path(config().output, static_cast<long>(getpid()));
+}
+
+std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report) {
   trace::Trace trace = engine().build_trace();
   trace::json coverage = attach_cupti_results(trace, report.cupti_used);
 
@@ -123,16 +127,16 @@ bool write_recorded_trace(const CaptureReport& report) {
   std::map<std::string, std::size_t> kinds;
   for (const auto& t : trace.tasks) ++kinds[t.kind];
 
-  const std::string path = expand_output_path(config().output, static_cast<long>(getpid()));
+  const std::string path = trace_output_path();
   if (auto error = trace::write_trace(trace, path)) {
     log_message("could not write the trace to " + path + ": " + *error);
-    return false;
+    return std::nullopt;
   }
   std::string summary;
   for (const auto& [kind, n] : kinds) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
   log_message("wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path +
               (report.truncated ? " (truncated: the capture range was still open at exit)" : ""));
-  return true;
+  return trace;
 }
 
 }  // namespace nimble::hooks

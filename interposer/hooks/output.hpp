@@ -2,6 +2,7 @@
 // range, CUPTI durations and coverage), through trace::write_trace.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "nimble/trace/trace.hpp"
@@ -22,8 +23,12 @@ struct CaptureReport {
 // The current device's name, ordinal, compute capability and driver version (needs the driver).
 trace::json describe_device();
 
-// Builds and writes the trace to NIMBLE_OUTPUT. Returns false (and says why on stderr) on failure.
-bool write_recorded_trace(const CaptureReport& report);
+// Builds and writes the trace to NIMBLE_OUTPUT; returns it, or nullopt (and says why on stderr)
+// when it could not be written.
+std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report);
+
+// Where the trace goes: NIMBLE_OUTPUT with %p expanded.
+std::string trace_output_path();
 
 // Folds CUPTI timings into tasks by correlation id and returns the "coverage" object.
 trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used);

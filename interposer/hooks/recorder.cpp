@@ -121,7 +121,7 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
     s.capture->before_task(call.signature, /*host_sync=*/false,
-                           /*kernel=*/std::strcmp(call.kind, "kernel") == 0);
+                           /*kernel=*/std::strcmp(call.kind, "kernel") == 0, correlation);
     if (s.engine->capturing()) {
       deps::TaskEvent event;
       event.kind = call.kind;

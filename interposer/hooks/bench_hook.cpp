@@ -1,0 +1,78 @@
+#include "bench_hook.hpp"
+
+#include <cstdio>
+
+#include "config.hpp"
+#include "nimble/replayer/bench.hpp"
+#include "nimble/scheduler/trace_schedule.hpp"
+#include "nimble/trace/io.hpp"
+#include "output.hpp"
+#include "real_driver.hpp"
+#include "recorder.hpp"
+
+namespace nimble::hooks {
+namespace {
+
+using trace::json;
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stderr); }
+
+// Runs everything that can fail; returns the results document.
+json run(trace::Trace& trace, std::optional<double> framework_ms) {
+  json schedule = nullptr;
+  replayer::BenchResult result;
+  json problems = json::array();
+  try {
+    scheduler::schedule_trace(trace);
+    schedule = {{"algorithm", trace.schedule->algorithm},
+                {"streams", trace.schedule->streams},
+                {"syncs", trace.schedule->syncs}};
+  } catch (const std::exception& e) {
+    result.error = std::string("the trace could not be scheduled: ") + e.what();
+  }
+  if (result.error.empty()) {
+    const replayer::PlanResult planned = replayer::build_plan(trace);
+    for (const std::string& p : planned.problems) problems.push_back(p);
+    replayer::DriverApi api;
+    std::string missing;
+    if (!planned.plan) {
+      result.error = "the recorded iteration cannot be replayed safely (" + std::to_string(problems.size()) +
+                     " problem(s), listed under \"problems\"); first: " + planned.problems.front();
+    } else if (!replayer::load_driver_api(&driver_function, api, &missing)) {
+      result.error = "the driver lacks " + missing;
+    } else {
+      replayer::BenchOptions options;
+      options.iterations = config().bench_iterations;
+      print("nimble: bench: replaying the recorded iteration " + std::to_string(options.iterations) +
+            " times with each backend...\n");
+      result = replayer::run_bench(api, *planned.plan, options);
+    }
+  }
+  json bench = {{"format", "nimble-bench"}, {"version", 1}};
+  json body = replayer::bench_to_json(result, replayer::trace_bounds(trace), framework_ms, schedule);
+  bench["trace"] = trace_output_path();
+  bench["tasks"] = trace.tasks.size();
+  bench["iterations"] = config().bench_iterations;
+  bench["device"] = trace.extra.value("device", json(nullptr));
+  for (auto& [key, value] : body.items()) bench[key] = value;
+  if (!problems.empty()) bench["problems"] = problems;
+  return bench;
+}
+
+}  // namespace
+
+void bench_recorded_iteration(trace::Trace trace, std::optional<double> framework_ms) {
+  InternalScope internal;
+  try {
+    const json bench = run(trace, framework_ms);
+    const std::string path = bench_output_path(config(), trace_output_path());
+    if (auto error = trace::write_file_atomically(path, trace::pretty_json(bench) + "\n")) {
+      print("nimble: bench: could not write " + path + ": " + *error + "\n");
+    }
+    print("nimble: bench results (" + path + "):\n" + replayer::bench_table(bench));
+  } catch (const std::exception& e) {
+    print(std::string("nimble: bench failed: ") + e.what() + "\n");
+  }
+}
+
+}  // namespace nimble::hooks

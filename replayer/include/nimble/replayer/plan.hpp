@@ -1,0 +1,84 @@
+// What replay launches, read from a (scheduled) trace: one operation per task with everything a
+// driver call needs, the stream and waits of the schedule, the reduced dependency edges, and the
+// device memory the iteration writes (saved and restored around an in-process replay).
+// CUDA-free, so CI tests it; replay.hpp turns a plan into driver calls.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::replayer {
+
+enum class OpKind { Kernel, Copy, Memset, Nop };  // Nop: a task with no GPU work (a host sync)
+
+struct LaunchAttribute {
+  int id = 0;                        // CUlaunchAttributeID
+  std::vector<std::uint8_t> value;   // raw CUlaunchAttributeValue bytes, as recorded
+};
+
+struct KernelOp {
+  std::uint64_t function = 0;        // CUfunction, or CUkernel when is_cukernel
+  bool is_cukernel = false;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_mem = 0;
+  bool cooperative = false;
+  std::vector<std::uint8_t> args;    // the argument buffer
+  std::vector<std::uint32_t> param_offsets;  // where each parameter starts in args
+  std::vector<LaunchAttribute> attributes;
+};
+
+enum class CopyDirection { HtoD, DtoH, DtoD };
+
+struct CopyOp {
+  CopyDirection direction = CopyDirection::DtoD;
+  std::uint64_t src = 0, dst = 0, bytes = 0;  // host ends are replaced by nimble's own buffers
+};
+
+struct MemsetOp {
+  std::uint64_t dst = 0;
+  std::uint32_t value = 0;
+  unsigned element_size = 1;          // 1, 2 or 4
+  std::uint64_t width = 0;            // elements per row (1D: all of them)
+  std::uint64_t height = 1, pitch = 0;
+};
+
+struct Op {
+  trace::TaskId task = 0;
+  std::string name;                   // for messages: kernel name or kind
+  OpKind kind = OpKind::Nop;
+  KernelOp kernel;
+  CopyOp copy;
+  MemsetOp memset;
+  int stream = 0;                     // schedule stream (0 when the trace is unscheduled)
+  std::vector<std::size_t> waits;     // ops on other streams to wait for (schedule waits)
+  std::vector<std::size_t> deps;      // reduced dependency edges, as op indices
+};
+
+struct MemoryRange {
+  std::uint64_t addr = 0, size = 0;
+};
+
+struct ReplayPlan {
+  std::vector<Op> ops;                // one per task, in issue order
+  int streams = 1;                    // streams the schedule uses (1 when unscheduled)
+  bool scheduled = false;
+  std::vector<MemoryRange> written;   // device memory the iteration writes (merged, sorted)
+  std::uint64_t host_bytes = 0;       // largest host end of a copy (nimble's scratch buffers)
+};
+
+struct PlanResult {
+  std::optional<ReplayPlan> plan;
+  std::vector<std::string> problems;  // why a task cannot be replayed, each naming the task
+};
+
+// Builds the plan; every task that cannot be replayed safely is listed in `problems` (then no
+// plan): opaque work (graphs, host functions), unknown arguments or memory, 2D/3D/array copies,
+// and memory the iteration touched that was freed inside it (no longer safe to touch).
+PlanResult build_plan(const trace::Trace& trace);
+
+}  // namespace nimble::replayer

@@ -1,0 +1,69 @@
+// Launching a ReplayPlan through the driver: one by one on a stream, or as a CUDA graph built
+// three ways (single stream in issue order; the schedule's streams and waits captured; nodes
+// wired from the reduced dependency edges). Host ends of copies use nimble's own pinned buffers,
+// so replay never reads or writes the program's host memory.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/driver_api.hpp"
+#include "nimble/replayer/plan.hpp"
+
+namespace nimble::replayer {
+
+enum class Backend {
+  Eager,        // every op launched one by one on one stream (no graph): launch costs included
+  Graph,        // a graph captured from one stream in issue order
+  StreamGraph,  // a graph captured from the schedule's streams and waits (needs a schedule)
+  EdgeGraph,    // a graph whose nodes are wired from the reduced dependency edges
+};
+const char* backend_name(Backend backend);
+
+struct ReplayError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws ReplayError naming the call and its error when `result` is not CUDA_SUCCESS.
+void check(const DriverApi& api, CUresult result, const std::string& what);
+
+class Replayer {
+ public:
+  // Resolves kernels for the current context, creates streams, events and scratch buffers.
+  Replayer(const DriverApi& api, const ReplayPlan& plan);
+  ~Replayer();
+  Replayer(const Replayer&) = delete;
+  Replayer& operator=(const Replayer&) = delete;
+
+  // The stream replay runs on (graphs are launched there; Eager issues there).
+  CUstream main_stream() const { return streams_[0]; }
+
+  // Eager: issues every op on main_stream(), now.
+  void issue_eager();
+
+  // Builds and instantiates the graph of a graph backend; the exec is owned by the Replayer.
+  // `nodes` receives the node count.
+  CUgraphExec instantiate(Backend backend, std::size_t* nodes = nullptr);
+
+ private:
+  void issue(std::size_t op, CUstream stream);
+  void capture_single(CUstream s);
+  void capture_streams();
+  void capture_edges(CUstream s);
+
+  const DriverApi& api_;
+  const ReplayPlan& plan_;
+  std::vector<CUfunction> functions_;         // per op (kernels only)
+  std::vector<std::vector<void*>> params_;    // per op: pointers into the plan's argument bytes
+  std::vector<CUstream> streams_;
+  std::vector<CUevent> done_;                 // per op that another stream waits for
+  std::vector<CUevent> join_;                 // per stream, fork/join of a capture
+  void* host_in_ = nullptr;                   // zeros: the source of every host-to-device copy
+  void* host_out_ = nullptr;                  // where device-to-host copies land
+  std::vector<CUgraph> graphs_;
+  std::vector<CUgraphExec> execs_;
+};
+
+}  // namespace nimble::replayer

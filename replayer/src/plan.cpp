@@ -1,0 +1,315 @@
+#include "nimble/replayer/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "nimble/scheduler/dag.hpp"
+#include "nimble/scheduler/reduction.hpp"
+#include "nimble/scheduler/trace_schedule.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using trace::json;
+
+// A field the recorder writes, missing or of the wrong type: the message names task and field.
+struct FieldError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json& field(const json& object, const char* name, const std::string& where) {
+  auto it = object.find(name);
+  if (it == object.end() || it->is_null()) throw FieldError(where + ": missing field \"" + name + "\"");
+  return *it;
+}
+
+std::uint64_t address(const json& value, const std::string& where) {
+  if (!value.is_string()) throw FieldError(where + ": expected a hex string like \"0x7f00\"");
+  const std::string& text = value.get_ref<const std::string&>();
+  std::size_t used = 0;
+  std::uint64_t result = 0;
+  try {
+    result = std::stoull(text, &used, 16);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.rfind("0x", 0) != 0 || used != text.size()) {
+    throw FieldError(where + ": \"" + text + "\" is not a hex address");
+  }
+  return result;
+}
+
+std::uint64_t number(const json& value, const std::string& where) {
+  if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<std::int64_t>() >= 0)) {
+    throw FieldError(where + ": expected a non-negative integer");
+  }
+  return value.get<std::uint64_t>();
+}
+
+std::vector<std::uint8_t> hex_bytes(const json& value, const std::string& where) {
+  if (!value.is_string()) throw FieldError(where + ": expected hex bytes");
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.size() % 2 != 0) throw FieldError(where + ": odd number of hex digits");
+  std::vector<std::uint8_t> bytes(text.size() / 2);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    const std::string pair = text.substr(2 * i, 2);
+    if (pair.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+      throw FieldError(where + ": \"" + pair + "\" at byte " + std::to_string(i) + " is not hex");
+    }
+    bytes[i] = static_cast<std::uint8_t>(std::stoul(pair, nullptr, 16));
+  }
+  return bytes;
+}
+
+void dim3(const json& value, unsigned out[3], const std::string& where) {
+  if (!value.is_array() || value.size() != 3) throw FieldError(where + ": expected [x, y, z]");
+  for (int i = 0; i < 3; ++i) {
+    const std::uint64_t v = number(value[i], where);
+    if (v == 0 || v > 0xffffffffu) throw FieldError(where + ": each size must be 1 to 2^32-1");
+    out[i] = static_cast<unsigned>(v);
+  }
+}
+
+// Launch attributes that name the program's own events cannot be replayed (and need not be).
+bool replayable_attribute(int id) {
+  return id != 7 /*PROGRAMMATIC_EVENT*/ && id != 12 /*LAUNCH_COMPLETION_EVENT*/;
+}
+
+KernelOp kernel_op(const trace::Task& task, const std::string& where) {
+  KernelOp k;
+  k.function = address(field(task.extra, "function", where), where + " field \"function\"");
+  auto handle = task.extra.find("handle");
+  k.is_cukernel = handle != task.extra.end() && *handle == "CUkernel";
+  const json& launch = field(task.extra, "launch", where);
+  dim3(field(launch, "grid", where + " launch"), k.grid, where + " field \"launch.grid\"");
+  dim3(field(launch, "block", where + " launch"), k.block, where + " field \"launch.block\"");
+  if (auto smem = launch.find("shared_mem_bytes"); smem != launch.end()) {
+    k.shared_mem = static_cast<unsigned>(number(*smem, where + " field \"launch.shared_mem_bytes\""));
+  }
+  if (auto coop = launch.find("cooperative"); coop != launch.end() && coop->is_boolean()) {
+    k.cooperative = coop->get<bool>();
+  }
+  if (auto attrs = launch.find("attributes"); attrs != launch.end() && attrs->is_array()) {
+    for (const json& a : *attrs) {
+      LaunchAttribute attr;
+      attr.id = static_cast<int>(number(field(a, "id", where + " launch.attributes"), where + " attribute id"));
+      attr.value = hex_bytes(field(a, "value", where + " launch.attributes"), where + " attribute value");
+      if (replayable_attribute(attr.id)) k.attributes.push_back(std::move(attr));
+    }
+  }
+  const json& args = field(task.extra, "args", where);
+  if (auto known = args.find("known"); known != args.end() && *known == false) {
+    throw FieldError(where + ": the recorder could not read this kernel's arguments (args.known "
+                             "is false), so replay cannot launch it");
+  }
+  k.args = hex_bytes(field(args, "bytes", where + " args"), where + " field \"args.bytes\"");
+  if (auto params = args.find("params"); params != args.end() && params->is_array()) {
+    for (const json& p : *params) {
+      const std::uint64_t offset = number(field(p, "offset", where + " args.params"), where + " param offset");
+      const std::uint64_t size = number(field(p, "size", where + " args.params"), where + " param size");
+      if (offset + size > k.args.size()) {
+        throw FieldError(where + " field \"args.params\": parameter at offset " + std::to_string(offset) +
+                         " of size " + std::to_string(size) + " lies outside the " +
+                         std::to_string(k.args.size()) + " argument bytes");
+      }
+      k.param_offsets.push_back(static_cast<std::uint32_t>(offset));
+    }
+  }
+  return k;
+}
+
+// Returns false for a copy between host buffers (replayed as nothing: it never touches the GPU
+// and replaying it would write the program's memory).
+bool copy_op(const trace::Task& task, const std::string& where, CopyOp& c) {
+  const json& copy = field(task.extra, "copy", where);
+  if (copy.contains("shape")) throw FieldError(where + ": 2D/3D copies are not replayed yet");
+  const json& dir = field(copy, "direction", where + " copy");
+  const std::string d = dir.is_string() ? dir.get<std::string>() : "";
+  if (d == "HtoH") return false;
+  if (d == "HtoD") c.direction = CopyDirection::HtoD;
+  else if (d == "DtoH") c.direction = CopyDirection::DtoH;
+  else if (d == "DtoD") c.direction = CopyDirection::DtoD;
+  else throw FieldError(where + ": copy direction \"" + d + "\" is not replayed (only HtoD, DtoH, DtoD)");
+  c.src = address(field(copy, "src", where + " copy"), where + " field \"copy.src\"");
+  c.dst = address(field(copy, "dst", where + " copy"), where + " field \"copy.dst\"");
+  c.bytes = number(field(copy, "bytes", where + " copy"), where + " field \"copy.bytes\"");
+  return true;
+}
+
+MemsetOp memset_op(const trace::Task& task, const std::string& where) {
+  const json& m = field(task.extra, "memset", where);
+  MemsetOp op;
+  op.dst = address(field(m, "dst", where + " memset"), where + " field \"memset.dst\"");
+  op.value = static_cast<std::uint32_t>(number(field(m, "value", where + " memset"), where + " memset.value"));
+  op.element_size = static_cast<unsigned>(number(field(m, "element_size", where + " memset"), where + " memset.element_size"));
+  if (op.element_size != 1 && op.element_size != 2 && op.element_size != 4) {
+    throw FieldError(where + " field \"memset.element_size\": must be 1, 2 or 4");
+  }
+  const std::uint64_t bytes = number(field(m, "bytes", where + " memset"), where + " memset.bytes");
+  if (m.contains("height")) {
+    op.height = number(m["height"], where + " memset.height");
+    op.width = number(field(m, "width", where + " memset"), where + " memset.width");
+    op.pitch = number(field(m, "pitch", where + " memset"), where + " memset.pitch");
+  } else {
+    op.width = bytes / op.element_size;
+  }
+  return op;
+}
+
+struct Allocation {
+  std::uint64_t addr = 0, size = 0;
+  bool freed = false;
+};
+
+std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
+  std::map<std::int64_t, Allocation> result;
+  auto list = trace.extra.find("allocations");
+  if (list == trace.extra.end() || !list->is_array()) return result;
+  for (const json& a : *list) {
+    if (!a.contains("id") || !a["id"].is_number_integer() || !a.contains("addr") || !a.contains("size")) continue;
+    Allocation alloc;
+    alloc.addr = address(a["addr"], "allocation " + a["id"].dump());
+    alloc.size = number(a["size"], "allocation " + a["id"].dump() + " size");
+    alloc.freed = a.value("freed", false);
+    result[a["id"].get<std::int64_t>()] = alloc;
+  }
+  return result;
+}
+
+// The device memory a task touches (mem entries): adds its writes to `written`; problems for
+// memory nimble cannot see and for allocations freed inside the iteration.
+void collect_memory(const trace::Task& task, const std::string& where,
+                    const std::map<std::int64_t, Allocation>& allocations,
+                    std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
+  auto mem = task.extra.find("mem");
+  if (mem == task.extra.end() || !mem->is_array()) return;
+  for (const json& access : *mem) {
+    const std::string mode = access.value("mode", std::string("rw"));
+    const bool writes = mode.find('w') != std::string::npos;
+    if (access.value("everything", false)) {
+      problems.push_back(where + ": touches memory nimble cannot see (mem: everything); replay could "
+                                 "overwrite anything");
+      continue;
+    }
+    if (access.contains("alloc")) {
+      const auto id = access["alloc"].get<std::int64_t>();
+      auto it = allocations.find(id);
+      if (it == allocations.end()) {
+        problems.push_back(where + ": mem names allocation " + std::to_string(id) +
+                           ", which is not in the top-level \"allocations\"");
+        continue;
+      }
+      if (it->second.freed) {
+        problems.push_back(where + ": uses allocation " + std::to_string(id) +
+                           ", which was freed during the recorded iteration (a stream-ordered "
+                           "allocator such as PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync); "
+                           "replaying would touch freed memory");
+        continue;
+      }
+      if (writes) written.push_back({it->second.addr, it->second.size});
+    } else if (access.contains("addr") && writes) {
+      written.push_back({address(access["addr"], where + " mem.addr"), number(access.value("size", json(0)), where + " mem.size")});
+    }
+  }
+}
+
+std::vector<MemoryRange> merge(std::vector<MemoryRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](auto& a, auto& b) { return a.addr < b.addr; });
+  std::vector<MemoryRange> merged;
+  for (const auto& r : ranges) {
+    if (r.size == 0) continue;
+    if (!merged.empty() && r.addr <= merged.back().addr + merged.back().size) {
+      merged.back().size = std::max(merged.back().addr + merged.back().size, r.addr + r.size) - merged.back().addr;
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+std::string task_name(const trace::Task& task) {
+  auto name = task.extra.find("name");
+  if (name != task.extra.end() && name->is_string()) return name->get<std::string>();
+  return task.kind;
+}
+
+}  // namespace
+
+PlanResult build_plan(const trace::Trace& trace) {
+  PlanResult result;
+  ReplayPlan plan;
+  std::map<trace::TaskId, std::size_t> index_of;
+  for (std::size_t i = 0; i < trace.tasks.size(); ++i) index_of[trace.tasks[i].id] = i;
+  std::map<std::int64_t, Allocation> allocations;
+  try {
+    allocations = allocations_of(trace);
+  } catch (const FieldError& e) {
+    result.problems.push_back(e.what());
+    return result;
+  }
+
+  plan.scheduled = trace.schedule.has_value();
+  int max_stream = 0;
+  for (const trace::Task& task : trace.tasks) {
+    const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
+    Op op;
+    op.task = task.id;
+    op.name = task_name(task);
+    try {
+      if (task.kind == "kernel") {
+        op.kind = OpKind::Kernel;
+        op.kernel = kernel_op(task, where);
+      } else if (task.kind == "memcpy") {
+        op.kind = copy_op(task, where, op.copy) ? OpKind::Copy : OpKind::Nop;
+        if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
+          plan.host_bytes = std::max(plan.host_bytes, op.copy.bytes);
+        }
+      } else if (task.kind == "memset") {
+        op.kind = OpKind::Memset;
+        op.memset = memset_op(task, where);
+      } else if (task.kind == "sync") {
+        op.kind = OpKind::Nop;
+      } else {
+        result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
+                                  "replayed (only kernel, memcpy, memset and sync)");
+        continue;
+      }
+      collect_memory(task, where, allocations, plan.written, result.problems);
+    } catch (const FieldError& e) {
+      result.problems.push_back(e.what());
+      continue;
+    }
+    if (task.schedule) {
+      op.stream = task.schedule->stream;
+      for (trace::TaskId w : task.schedule->waits) {
+        auto it = index_of.find(w);
+        if (it == index_of.end()) {
+          result.problems.push_back(where + ": schedule.waits names unknown task " + std::to_string(w));
+          continue;
+        }
+        op.waits.push_back(it->second);
+      }
+    }
+    max_stream = std::max(max_stream, op.stream);
+    plan.ops.push_back(std::move(op));
+  }
+  if (!result.problems.empty()) return result;
+
+  try {
+    const auto reduced = scheduler::transitive_reduction(
+        scheduler::predecessor_adjacency(scheduler::dag_from_trace(trace)));
+    for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+      for (auto p : reduced[static_cast<scheduler::NodeIndex>(i)]) plan.ops[i].deps.push_back(p);
+    }
+  } catch (const std::exception& e) {
+    result.problems.push_back(std::string("dependencies: ") + e.what());
+    return result;
+  }
+  plan.streams = plan.scheduled ? std::max(trace.schedule->streams, max_stream + 1) : 1;
+  plan.written = merge(std::move(plan.written));
+  result.plan = std::move(plan);
+  return result;
+}
+
+}  // namespace nimble::replayer

@@ -1,0 +1,245 @@
+#include "nimble/replayer/replay.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nimble::replayer {
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::Eager: return "eager-replay";
+    case Backend::Graph: return "graph-1-stream";
+    case Backend::StreamGraph: return "graph-nimble-streams";
+    case Backend::EdgeGraph: return "graph-from-edges";
+  }
+  return "?";
+}
+
+void check(const DriverApi& api, CUresult result, const std::string& what) {
+  if (result == CUDA_SUCCESS) return;
+  const char* name = nullptr;
+  if (api.get_error_name) api.get_error_name(result, &name);
+  throw ReplayError(what + " failed: " + (name ? name : "CUresult " + std::to_string(result)));
+}
+
+namespace {
+
+std::string where(const Op& op) { return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")"; }
+
+}  // namespace
+
+Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), plan_(plan) {
+  functions_.resize(plan.ops.size(), nullptr);
+  params_.resize(plan.ops.size());
+  std::vector<bool> waited(plan.ops.size(), false);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    for (std::size_t w : op.waits) waited[w] = true;
+    if (op.kind != OpKind::Kernel) continue;
+    const KernelOp& k = op.kernel;
+    if (k.is_cukernel) {
+      check(api, api.kernel_get_function(&functions_[i], reinterpret_cast<CUkernel>(k.function)),
+            "cuKernelGetFunction for " + where(op));
+    } else {
+      functions_[i] = reinterpret_cast<CUfunction>(k.function);
+    }
+    auto* bytes = const_cast<std::uint8_t*>(k.args.data());
+    for (std::uint32_t offset : k.param_offsets) params_[i].push_back(bytes + offset);
+  }
+  streams_.resize(static_cast<std::size_t>(std::max(1, plan.streams)), nullptr);
+  for (auto& s : streams_) check(api, api.stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  done_.resize(plan.ops.size(), nullptr);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    if (waited[i]) check(api, api.event_create(&done_[i], CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  }
+  join_.resize(streams_.size(), nullptr);
+  for (auto& e : join_) check(api, api.event_create(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  const std::size_t host = std::max<std::uint64_t>(plan.host_bytes, 1);
+  check(api, api.mem_alloc_host(&host_in_, host), "cuMemAllocHost (replay input buffer)");
+  std::memset(host_in_, 0, host);
+  check(api, api.mem_alloc_host(&host_out_, host), "cuMemAllocHost (replay output buffer)");
+}
+
+Replayer::~Replayer() {
+  // Best effort: never throw from here.
+  for (auto e : execs_) api_.graph_exec_destroy(e);
+  for (auto g : graphs_) api_.graph_destroy(g);
+  for (auto e : done_) if (e) api_.event_destroy(e);
+  for (auto e : join_) if (e) api_.event_destroy(e);
+  for (auto s : streams_) if (s) api_.stream_destroy(s);
+  if (host_in_) api_.mem_free_host(host_in_);
+  if (host_out_) api_.mem_free_host(host_out_);
+}
+
+void Replayer::issue(std::size_t i, CUstream s) {
+  const Op& op = plan_.ops[i];
+  switch (op.kind) {
+    case OpKind::Nop:
+      return;
+    case OpKind::Kernel: {
+      const KernelOp& k = op.kernel;
+      std::vector<CUlaunchAttribute> attrs;
+      for (const LaunchAttribute& a : k.attributes) {
+        CUlaunchAttribute attr{};
+        attr.id = static_cast<CUlaunchAttributeID>(a.id);
+        std::memcpy(&attr.value, a.value.data(), std::min(a.value.size(), sizeof attr.value));
+        attrs.push_back(attr);
+      }
+      if (k.cooperative && std::none_of(attrs.begin(), attrs.end(), [](auto& a) {
+            return a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE; })) {
+        CUlaunchAttribute attr{};
+        attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attr.value.cooperative = 1;
+        attrs.push_back(attr);
+      }
+      CUlaunchConfig config{};
+      config.gridDimX = k.grid[0];
+      config.gridDimY = k.grid[1];
+      config.gridDimZ = k.grid[2];
+      config.blockDimX = k.block[0];
+      config.blockDimY = k.block[1];
+      config.blockDimZ = k.block[2];
+      config.sharedMemBytes = k.shared_mem;
+      config.hStream = s;
+      config.attrs = attrs.empty() ? nullptr : attrs.data();
+      config.numAttrs = static_cast<unsigned>(attrs.size());
+      // Without a parameter layout the bytes go as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER).
+      std::size_t size = k.args.size();
+      void* buffer = const_cast<std::uint8_t*>(k.args.data());
+      void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                       CU_LAUNCH_PARAM_END};
+      const bool use_extra = params_[i].empty() && size > 0;
+      check(api_, api_.launch_kernel_ex(&config, functions_[i], use_extra ? nullptr : params_[i].data(),
+                                        use_extra ? extra : nullptr),
+            "cuLaunchKernelEx for " + where(op));
+      return;
+    }
+    case OpKind::Copy: {
+      const CopyOp& c = op.copy;
+      if (c.bytes == 0) return;
+      CUresult r = CUDA_SUCCESS;
+      switch (c.direction) {
+        case CopyDirection::HtoD: r = api_.memcpy_htod_async(c.dst, host_in_, c.bytes, s); break;
+        case CopyDirection::DtoH: r = api_.memcpy_dtoh_async(host_out_, c.src, c.bytes, s); break;
+        case CopyDirection::DtoD: r = api_.memcpy_dtod_async(c.dst, c.src, c.bytes, s); break;
+      }
+      check(api_, r, "copy for " + where(op));
+      return;
+    }
+    case OpKind::Memset: {
+      const MemsetOp& m = op.memset;
+      if (m.width == 0 || m.height == 0) return;
+      CUresult r = CUDA_SUCCESS;
+      if (m.pitch == 0) {
+        switch (m.element_size) {
+          case 1: r = api_.memset_d8_async(m.dst, static_cast<unsigned char>(m.value), m.width, s); break;
+          case 2: r = api_.memset_d16_async(m.dst, static_cast<unsigned short>(m.value), m.width, s); break;
+          default: r = api_.memset_d32_async(m.dst, m.value, m.width, s); break;
+        }
+      } else {
+        switch (m.element_size) {
+          case 1: r = api_.memset_d2d8_async(m.dst, m.pitch, static_cast<unsigned char>(m.value), m.width, m.height, s); break;
+          case 2: r = api_.memset_d2d16_async(m.dst, m.pitch, static_cast<unsigned short>(m.value), m.width, m.height, s); break;
+          default: r = api_.memset_d2d32_async(m.dst, m.pitch, m.value, m.width, m.height, s); break;
+        }
+      }
+      check(api_, r, "memset for " + where(op));
+      return;
+    }
+  }
+}
+
+void Replayer::issue_eager() {
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) issue(i, streams_[0]);
+}
+
+void Replayer::capture_single(CUstream s) {
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) issue(i, s);
+}
+
+// The schedule: every op on its stream after its waits; the other streams fork from and join
+// back into the first, as stream capture requires.
+void Replayer::capture_streams() {
+  CUstream origin = streams_[0];
+  check(api_, api_.event_record(join_[0], origin), "cuEventRecord (fork)");
+  for (std::size_t s = 1; s < streams_.size(); ++s) {
+    check(api_, api_.stream_wait_event(streams_[s], join_[0], 0), "cuStreamWaitEvent (fork)");
+  }
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    CUstream s = streams_.at(static_cast<std::size_t>(op.stream));
+    for (std::size_t w : op.waits) {
+      check(api_, api_.stream_wait_event(s, done_[w], 0), "cuStreamWaitEvent for " + where(op));
+    }
+    issue(i, s);
+    if (done_[i]) check(api_, api_.event_record(done_[i], s), "cuEventRecord for " + where(op));
+  }
+  for (std::size_t s = 1; s < streams_.size(); ++s) {
+    check(api_, api_.event_record(join_[s], streams_[s]), "cuEventRecord (join)");
+    check(api_, api_.stream_wait_event(origin, join_[s], 0), "cuStreamWaitEvent (join)");
+  }
+}
+
+// One stream whose capture dependencies are set, before each op, to the nodes of the op's
+// reduced dependencies: the graph has exactly those edges. An op with no GPU work stands for
+// the nodes of its own dependencies.
+void Replayer::capture_edges(CUstream s) {
+  std::vector<std::vector<CUgraphNode>> nodes_of(plan_.ops.size());
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    std::vector<CUgraphNode> deps;
+    for (std::size_t d : op.deps) deps.insert(deps.end(), nodes_of[d].begin(), nodes_of[d].end());
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const bool empty = op.kind == OpKind::Nop || (op.kind == OpKind::Copy && op.copy.bytes == 0) ||
+                       (op.kind == OpKind::Memset && (op.memset.width == 0 || op.memset.height == 0));
+    if (empty) {
+      nodes_of[i] = std::move(deps);
+      continue;
+    }
+    check(api_, api_.update_capture_deps(s, deps.data(), nullptr, deps.size(), CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+          "cuStreamUpdateCaptureDependencies for " + where(op));
+    issue(i, s);
+    CUstreamCaptureStatus status{};
+    const CUgraphNode* added = nullptr;
+    std::size_t count = 0;
+    check(api_, api_.capture_info(s, &status, nullptr, nullptr, &added, nullptr, &count),
+          "cuStreamGetCaptureInfo for " + where(op));
+    nodes_of[i].assign(added, added + count);
+  }
+}
+
+CUgraphExec Replayer::instantiate(Backend backend, std::size_t* nodes) {
+  if (backend == Backend::Eager) throw ReplayError("eager replay has no graph");
+  if (backend == Backend::StreamGraph && !plan_.scheduled) {
+    throw ReplayError("the trace has no schedule: run `nimble schedule` first");
+  }
+  CUstream s = streams_[0];
+  check(api_, api_.begin_capture(s, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
+  CUgraph graph = nullptr;
+  try {
+    switch (backend) {
+      case Backend::Graph: capture_single(s); break;
+      case Backend::StreamGraph: capture_streams(); break;
+      case Backend::EdgeGraph: capture_edges(s); break;
+      case Backend::Eager: break;
+    }
+  } catch (...) {
+    api_.end_capture(s, &graph);  // leave the stream usable
+    if (graph) api_.graph_destroy(graph);
+    throw;
+  }
+  check(api_, api_.end_capture(s, &graph), std::string("cuStreamEndCapture (") + backend_name(backend) + ")");
+  graphs_.push_back(graph);
+  if (nodes) {
+    std::size_t n = 0;
+    check(api_, api_.graph_get_nodes(graph, nullptr, &n), "cuGraphGetNodes");
+    *nodes = n;
+  }
+  CUgraphExec exec = nullptr;
+  check(api_, api_.graph_instantiate(&exec, graph, 0), std::string("cuGraphInstantiate (") + backend_name(backend) + ")");
+  execs_.push_back(exec);
+  return exec;
+}
+
+}  // namespace nimble::replayer
