@@ -15,6 +15,7 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
   options->output = "nimble-trace.json";
   options->bench_iterations = 200;
+  options->dependencies = "memory";  // the concurrency a schedule can use; checked byte for byte
   auto* cmd = app.add_subcommand(
       "bench",
       "Record one iteration, then replay it in the same process with every backend and time it");
@@ -36,6 +37,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--iteration", options->iteration,
                   "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--dependencies", options->dependencies,
+                  "memory (default: tasks of one stream ordered by memory conflicts, events and syncs) "
+                  "or stream-order (the program's stream order)")
+      ->check([](const std::string& value) { return check_dependencies(value); });
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
     auto trace = record_program(*options, "nimble bench");

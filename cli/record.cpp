@@ -118,6 +118,11 @@ std::string check_capture_range(const std::string& range) {
   return "--capture-range must be cudaProfilerApi, auto or nvtx:NAME, not \"" + range + "\"";
 }
 
+std::string check_dependencies(const std::string& policy) {
+  if (policy == "stream-order" || policy == "memory") return "";
+  return "--dependencies must be stream-order or memory, not \"" + policy + "\"";
+}
+
 std::vector<std::string> record_environment(const RecordOptions& options, const std::string& preload,
                                             const char* ld_preload) {
   std::string preload_list = preload;
@@ -128,6 +133,7 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
       "NIMBLE_OUTPUT=" + fs::absolute(options.output).lexically_normal().string(),
       "NIMBLE_CAPTURE_RANGE=" + options.capture_range,
       "NIMBLE_ITERATION=" + std::to_string(options.iteration),
+      "NIMBLE_DEPENDENCIES=" + options.dependencies,
   };
   if (options.bench_iterations > 0) env.push_back("NIMBLE_BENCH=" + std::to_string(options.bench_iterations));
   // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
@@ -291,6 +297,10 @@ void add_record_command(CLI::App& app) {
   cmd->add_option("--iteration", options->iteration,
                   "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--dependencies", options->dependencies,
+                  "stream-order (default: every task after the previous one on its stream) or memory "
+                  "(tasks of one stream ordered only by memory conflicts, events and syncs)")
+      ->check([](const std::string& value) { return check_dependencies(value); });
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
     if (auto trace = record_program(*options, "nimble record")) {

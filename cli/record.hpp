@@ -17,6 +17,7 @@ struct RecordOptions {
   std::string output;
   std::string capture_range = "cudaProfilerApi";
   int iteration = 1;
+  std::string dependencies = "stream-order";  // or "memory" (docs/dependencies.md)
   int bench_iterations = 0;  // nimble bench: replays per backend (0: record only)
   std::vector<std::string> command;
 };
@@ -28,6 +29,9 @@ std::optional<trace::Trace> record_program(const RecordOptions& options, const s
 
 // build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
 std::string preload_library_path();
+
+// "" if `policy` is stream-order or memory, else what is wrong with it.
+std::string check_dependencies(const std::string& policy);
 
 // "" if `range` is cudaProfilerApi, auto or nvtx:NAME, else what is wrong with it.
 std::string check_capture_range(const std::string& range);

@@ -1,5 +1,9 @@
 #include "bench_hook.hpp"
 
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "config.hpp"
@@ -16,6 +20,17 @@ namespace {
 using trace::json;
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stderr); }
+
+// A crash inside the replay should say where it happened (addresses in libnimble.so; resolve
+// them with addr2line -e libnimble.so), then die as it would have.
+void on_crash(int sig) {
+  static const char message[] = "nimble: bench crashed; backtrace:\n";
+  (void)!write(2, message, sizeof message - 1);
+  void* frames[48];
+  backtrace_symbols_fd(frames, backtrace(frames, 48), 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 // Runs everything that can fail; returns the results document.
 json run(trace::Trace& trace, std::optional<double> framework_ms) {
@@ -43,6 +58,7 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
     } else {
       replayer::BenchOptions options;
       options.iterations = config().bench_iterations;
+      options.progress = [](const std::string& what) { debug_message("bench: " + what); };
       print("nimble: bench: replaying the recorded iteration " + std::to_string(options.iterations) +
             " times with each backend...\n");
       result = replayer::run_bench(api, *planned.plan, options);
@@ -63,6 +79,10 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
 
 void bench_recorded_iteration(trace::Trace trace, std::optional<double> framework_ms) {
   InternalScope internal;
+  struct sigaction crash {}, old_segv {}, old_bus {};
+  crash.sa_handler = on_crash;
+  sigaction(SIGSEGV, &crash, &old_segv);
+  sigaction(SIGBUS, &crash, &old_bus);
   try {
     const json bench = run(trace, framework_ms);
     const std::string path = bench_output_path(config(), trace_output_path());
@@ -73,6 +93,8 @@ void bench_recorded_iteration(trace::Trace trace, std::optional<double> framewor
   } catch (const std::exception& e) {
     print(std::string("nimble: bench failed: ") + e.what() + "\n");
   }
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  sigaction(SIGBUS, &old_bus, nullptr);
 }
 
 }  // namespace nimble::hooks

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "deps/engine.hpp"
 #include "nimble/replayer/bench_report.hpp"
 
 namespace nimble::hooks {
@@ -58,6 +59,13 @@ Config parse_config(const GetEnv& getenv) {
     c.errors.push_back("NIMBLE_ITERATION=" + std::string(it) + " is not a positive integer");
   }
   if (get("NIMBLE_CUPTI") == "0") c.cupti = false;
+  if (auto d = get("NIMBLE_DEPENDENCIES"); !d.empty()) {
+    if (deps::parse_stream_order_policy(d)) {
+      c.dependencies = std::string(d);
+    } else {
+      c.errors.push_back("NIMBLE_DEPENDENCIES=" + std::string(d) + " is not one of stream-order, memory");
+    }
+  }
   if (auto b = get("NIMBLE_BENCH"); !b.empty() && b != "0" && !parse_positive_int(b, c.bench_iterations)) {
     c.errors.push_back("NIMBLE_BENCH=" + std::string(b) + " is not a number of replays (a positive integer)");
   }

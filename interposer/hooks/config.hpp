@@ -18,6 +18,7 @@ struct Config {
   int iteration = 1;                       // NIMBLE_ITERATION: which range / iteration to record
   bool cupti = true;                       // NIMBLE_CUPTI=0 turns durations and coverage off
   bool debug = false;                      // NIMBLE_DEBUG=1: log funnel decisions to stderr
+  std::string dependencies = "stream-order";  // NIMBLE_DEPENDENCIES: stream-order or memory
   int bench_iterations = 0;                // NIMBLE_BENCH=N: replay the recorded iteration N times
   std::string bench_output;                // NIMBLE_BENCH_OUTPUT (default: beside the trace)
   std::vector<std::string> errors;         // problems found; recording stays off if any

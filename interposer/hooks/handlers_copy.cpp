@@ -90,7 +90,9 @@ Copy copy_2d(const CUDA_MEMCPY2D& c) {
 }
 
 void add_access(deps::TaskEvent& event, const Endpoint& e, deps::Access mode) {
-  if (e.side == Side::Device && e.size > 0) {
+  // Host ends count too: under the memory ordering policy they keep two copies through one host
+  // buffer in order (host and device addresses never overlap under unified addressing).
+  if ((e.side == Side::Device || e.side == Side::Host) && e.size > 0) {
     event.accesses.push_back({e.addr, e.size, mode, false});
   } else if (e.side == Side::Array) {
     event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});  // arrays are not tracked

@@ -61,11 +61,13 @@ __attribute__((constructor)) void initialise_recorder() {
   for (const std::string& error : s.config.errors) log_message(error + "; not recording.");
   if (!s.config.record) return;
   s.engine = new deps::Engine();
+  s.engine->set_stream_order_policy(*deps::parse_stream_order_policy(s.config.dependencies));
   s.capture = new CaptureControl(s.config);
   std::atexit(at_process_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   g_recording.store(true, std::memory_order_relaxed);
-  debug_message("recording, capture range " + s.config.range_text + ", output " + s.config.output);
+  debug_message("recording, capture range " + s.config.range_text + ", dependencies " + s.config.dependencies +
+                ", output " + s.config.output);
 }
 
 }  // namespace

@@ -68,20 +68,30 @@ double percentile(std::vector<double> v, double p) {
 
 BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchOptions& options) {
   BenchResult result;
+  auto step = [&](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
   try {
     check(api, api.ctx_synchronize(), "cuCtxSynchronize (waiting for the program's work)");
     for (const MemoryRange& r : plan.written) result.saved_bytes += r.size;
+    std::uint64_t shadow_bytes = 0;
+    for (std::uint64_t size : plan.shadow_sizes) shadow_bytes += size;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(api, api.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");
-    if (result.saved_bytes > free_bytes / 10 * 9) {
-      result.error = "the iteration writes " + std::to_string(result.saved_bytes >> 20) +
-                     " MiB, more than the free device memory (" + std::to_string(free_bytes >> 20) +
-                     " MiB) allows saving; nothing was replayed";
+    if (result.saved_bytes + shadow_bytes > free_bytes / 10 * 9) {
+      result.error = "the iteration writes " + std::to_string(result.saved_bytes >> 20) + " MiB and uses " +
+                     std::to_string(shadow_bytes >> 20) + " MiB it frees, more than the free device memory (" +
+                     std::to_string(free_bytes >> 20) + " MiB) allows saving; nothing was replayed";
       return result;
     }
+    step("saving " + std::to_string(result.saved_bytes) + " bytes in " + std::to_string(plan.written.size()) +
+         " ranges; " + std::to_string(plan.shadow_sizes.size()) + " shadow allocations");
     DeviceBuffer backup(api, result.saved_bytes);
     Replayer replayer(api, plan);
     CUstream s = replayer.main_stream();
+    // Checked memory: what the iteration writes in place, and the shadows.
+    std::vector<MemoryRange> checked = plan.written;
+    if (replayer.shadow_memory().size > 0) checked.push_back(replayer.shadow_memory());
     auto copy_all = [&](bool save) {
       std::uint64_t offset = 0;
       for (const MemoryRange& r : plan.written) {
@@ -90,15 +100,20 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
         check(api, api.memcpy_dtod_async(to, from, r.size, s), save ? "saving memory" : "restoring memory");
         offset += r.size;
       }
+      // Shadows start as zeros for every run, so runs can be compared byte for byte.
+      const MemoryRange shadow = replayer.shadow_memory();
+      if (shadow.size > 0) check(api, api.memset_d8_async(shadow.addr, 0, shadow.size, s), "clearing shadow memory");
       check(api, api.stream_synchronize(s), save ? "saving memory" : "restoring memory");
     };
     copy_all(/*save=*/true);
     try {
       std::vector<std::uint64_t> reference;
       if (options.verify) {
+        copy_all(/*save=*/false);
+        step("eager replay (reference)");
         replayer.issue_eager();
         check(api, api.stream_synchronize(s), "eager replay");
-        reference = checksums(api, plan.written);
+        reference = checksums(api, checked);
       }
       std::vector<Backend> backends = {Backend::Eager, Backend::Graph};
       if (plan.scheduled) backends.push_back(Backend::StreamGraph);
@@ -109,6 +124,7 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
         BackendResult b;
         b.backend = backend_name(backend);
         try {
+          step(b.backend);
           CUgraphExec exec = backend == Backend::Eager ? nullptr : replayer.instantiate(backend, &b.graph_nodes);
           auto launch = [&] {
             if (exec) check(api, api.graph_launch(exec, s), "cuGraphLaunch");
@@ -122,7 +138,7 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
             copy_all(/*save=*/false);
             launch();
             check(api, api.stream_synchronize(s), std::string(b.backend) + " replay");
-            const auto sums = checksums(api, plan.written);
+            const auto sums = checksums(api, checked);
             std::size_t differ = 0;
             for (std::size_t i = 0; i < sums.size(); ++i) differ += sums[i] != reference[i];
             b.verified = differ == 0 ? "same bytes"

@@ -160,6 +160,7 @@ MemsetOp memset_op(const trace::Task& task, const std::string& where) {
 struct Allocation {
   std::uint64_t addr = 0, size = 0;
   bool freed = false;
+  bool host = false;  // host memory: replay never writes the program's host memory
 };
 
 std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
@@ -172,18 +173,39 @@ std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
     alloc.addr = address(a["addr"], "allocation " + a["id"].dump());
     alloc.size = number(a["size"], "allocation " + a["id"].dump() + " size");
     alloc.freed = a.value("freed", false);
+    alloc.host = a.value("kind", std::string()) == "host";
     result[a["id"].get<std::int64_t>()] = alloc;
   }
   return result;
 }
 
-// The device memory a task touches (mem entries): adds its writes to `written`; problems for
-// memory nimble cannot see and for allocations freed inside the iteration.
-void collect_memory(const trace::Task& task, const std::string& where,
-                    const std::map<std::int64_t, Allocation>& allocations,
-                    std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
+// The host end of a copy to the host (replay sends it to nimble's own buffer instead).
+bool writes_host_end(const trace::Task& task, const json& access) {
+  if (task.kind != "memcpy") return false;
+  const json copy = task.extra.value("copy", json::object());
+  return copy.value("direction", std::string()) == "DtoH" && copy.value("dst", std::string()) == access.value("addr", std::string("?"));
+}
+
+// Shadow allocations: one per freed allocation the iteration uses, numbered as first met.
+struct Shadows {
+  std::map<std::int64_t, std::size_t> index;
+  std::vector<std::uint64_t> sizes;
+  std::size_t of(std::int64_t alloc, std::uint64_t size) {
+    auto [it, added] = index.emplace(alloc, sizes.size());
+    if (added) sizes.push_back(size);
+    return it->second;
+  }
+};
+
+// The device memory a task touches (mem entries): adds live allocations it writes to `written`
+// and returns the freed allocations it uses (replayed on shadows); problems for memory nimble
+// cannot see.
+std::map<std::int64_t, Allocation> collect_memory(const trace::Task& task, const std::string& where,
+                                                  const std::map<std::int64_t, Allocation>& allocations,
+                                                  std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
+  std::map<std::int64_t, Allocation> freed;
   auto mem = task.extra.find("mem");
-  if (mem == task.extra.end() || !mem->is_array()) return;
+  if (mem == task.extra.end() || !mem->is_array()) return freed;
   for (const json& access : *mem) {
     const std::string mode = access.value("mode", std::string("rw"));
     const bool writes = mode.find('w') != std::string::npos;
@@ -200,16 +222,54 @@ void collect_memory(const trace::Task& task, const std::string& where,
                            ", which is not in the top-level \"allocations\"");
         continue;
       }
-      if (it->second.freed) {
-        problems.push_back(where + ": uses allocation " + std::to_string(id) +
-                           ", which was freed during the recorded iteration (a stream-ordered "
-                           "allocator such as PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync); "
-                           "replaying would touch freed memory");
+      if (it->second.host) {
         continue;
+      } else if (it->second.freed) {
+        freed[id] = it->second;
+      } else if (writes) {
+        written.push_back({it->second.addr, it->second.size});
       }
-      if (writes) written.push_back({it->second.addr, it->second.size});
-    } else if (access.contains("addr") && writes) {
+    } else if (access.contains("addr") && writes && !writes_host_end(task, access)) {
       written.push_back({address(access["addr"], where + " mem.addr"), number(access.value("size", json(0)), where + " mem.size")});
+    }
+  }
+  return freed;
+}
+
+// The shadow address for `addr` if it lies in one of the task's freed allocations.
+std::optional<ShadowAddress> shadow_of(std::uint64_t addr, const std::map<std::int64_t, Allocation>& freed,
+                                       Shadows& shadows) {
+  for (const auto& [id, a] : freed) {
+    if (addr >= a.addr && addr < a.addr + a.size) return ShadowAddress{shadows.of(id, a.size), addr - a.addr};
+  }
+  return std::nullopt;
+}
+
+// Kernels reach freed allocations through their pointer arguments, which replay rewrites; any
+// other way (a TMA descriptor, a pointer stored in device memory) cannot be redirected.
+void fix_kernel_pointers(const trace::Task& task, const std::string& where, KernelOp& k,
+                         const std::map<std::int64_t, Allocation>& freed, Shadows& shadows,
+                         std::vector<std::string>& problems) {
+  std::map<std::int64_t, bool> reached;
+  for (const auto& [id, a] : freed) reached[id] = false;
+  const json& args = task.extra["args"];
+  if (auto pointers = args.find("pointers"); pointers != args.end() && pointers->is_array()) {
+    for (const json& p : *pointers) {
+      const std::int64_t id = p.value("alloc", std::int64_t{-1});
+      auto it = freed.find(id);
+      if (it == freed.end()) continue;
+      const std::uint64_t offset = number(field(p, "offset", where + " args.pointers"), where + " pointer offset");
+      if (offset + 8 > k.args.size()) throw FieldError(where + " field \"args.pointers\": offset " + std::to_string(offset) + " is outside the argument bytes");
+      k.pointer_fixes.push_back({static_cast<std::uint32_t>(offset),
+                                 {shadows.of(id, it->second.size), number(field(p, "alloc_offset", where + " args.pointers"), where + " alloc_offset")}});
+      reached[id] = true;
+    }
+  }
+  for (const auto& [id, ok] : reached) {
+    if (!ok) {
+      problems.push_back(where + ": reaches allocation " + std::to_string(id) + ", freed during the recorded "
+                         "iteration, other than through a pointer argument (a TMA descriptor or a pointer in "
+                         "device memory), so replay cannot redirect it to nimble's own memory");
     }
   }
 }
@@ -219,7 +279,7 @@ std::vector<MemoryRange> merge(std::vector<MemoryRange> ranges) {
   std::vector<MemoryRange> merged;
   for (const auto& r : ranges) {
     if (r.size == 0) continue;
-    if (!merged.empty() && r.addr <= merged.back().addr + merged.back().size) {
+    if (!merged.empty() && r.addr < merged.back().addr + merged.back().size) {
       merged.back().size = std::max(merged.back().addr + merged.back().size, r.addr + r.size) - merged.back().addr;
     } else {
       merged.push_back(r);
@@ -250,6 +310,7 @@ PlanResult build_plan(const trace::Trace& trace) {
   }
 
   plan.scheduled = trace.schedule.has_value();
+  Shadows shadows;
   int max_stream = 0;
   for (const trace::Task& task : trace.tasks) {
     const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
@@ -257,25 +318,30 @@ PlanResult build_plan(const trace::Trace& trace) {
     op.task = task.id;
     op.name = task_name(task);
     try {
+      if (task.kind != "kernel" && task.kind != "memcpy" && task.kind != "memset" && task.kind != "sync") {
+        result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
+                                  "replayed (only kernel, memcpy, memset and sync)");
+        continue;
+      }
+      const auto freed = collect_memory(task, where, allocations, plan.written, result.problems);
       if (task.kind == "kernel") {
         op.kind = OpKind::Kernel;
         op.kernel = kernel_op(task, where);
+        fix_kernel_pointers(task, where, op.kernel, freed, shadows, result.problems);
       } else if (task.kind == "memcpy") {
         op.kind = copy_op(task, where, op.copy) ? OpKind::Copy : OpKind::Nop;
         if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
           plan.host_bytes = std::max(plan.host_bytes, op.copy.bytes);
         }
+        if (op.copy.direction != CopyDirection::HtoD) op.copy.src_shadow = shadow_of(op.copy.src, freed, shadows);
+        if (op.copy.direction != CopyDirection::DtoH) op.copy.dst_shadow = shadow_of(op.copy.dst, freed, shadows);
       } else if (task.kind == "memset") {
         op.kind = OpKind::Memset;
         op.memset = memset_op(task, where);
-      } else if (task.kind == "sync") {
-        op.kind = OpKind::Nop;
+        op.memset.dst_shadow = shadow_of(op.memset.dst, freed, shadows);
       } else {
-        result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
-                                  "replayed (only kernel, memcpy, memset and sync)");
-        continue;
+        op.kind = OpKind::Nop;
       }
-      collect_memory(task, where, allocations, plan.written, result.problems);
     } catch (const FieldError& e) {
       result.problems.push_back(e.what());
       continue;
@@ -308,6 +374,7 @@ PlanResult build_plan(const trace::Trace& trace) {
   }
   plan.streams = plan.scheduled ? std::max(trace.schedule->streams, max_stream + 1) : 1;
   plan.written = merge(std::move(plan.written));
+  plan.shadow_sizes = std::move(shadows.sizes);
   result.plan = std::move(plan);
   return result;
 }

@@ -29,7 +29,17 @@ std::string where(const Op& op) { return "task " + std::to_string(op.task) + " (
 }  // namespace
 
 Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), plan_(plan) {
+  for (std::uint64_t size : plan.shadow_sizes) {
+    shadows_.push_back(shadow_bytes_);  // offsets for now, bases once allocated
+    shadow_bytes_ += (size + 255) / 256 * 256;
+  }
+  if (shadow_bytes_ > 0) {
+    check(api, api.mem_alloc(&shadow_base_, shadow_bytes_), "cuMemAlloc of " + std::to_string(shadow_bytes_) +
+          " bytes for allocations the program freed during the iteration");
+    for (auto& s : shadows_) s += shadow_base_;
+  }
   functions_.resize(plan.ops.size(), nullptr);
+  args_.resize(plan.ops.size());
   params_.resize(plan.ops.size());
   std::vector<bool> waited(plan.ops.size(), false);
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
@@ -43,8 +53,12 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
     } else {
       functions_[i] = reinterpret_cast<CUfunction>(k.function);
     }
-    auto* bytes = const_cast<std::uint8_t*>(k.args.data());
-    for (std::uint32_t offset : k.param_offsets) params_[i].push_back(bytes + offset);
+    args_[i] = k.args;
+    for (const PointerFix& fix : k.pointer_fixes) {
+      const std::uint64_t value = shadows_.at(fix.target.shadow) + fix.target.offset;
+      std::memcpy(args_[i].data() + fix.arg_offset, &value, sizeof value);
+    }
+    for (std::uint32_t offset : k.param_offsets) params_[i].push_back(args_[i].data() + offset);
   }
   streams_.resize(static_cast<std::size_t>(std::max(1, plan.streams)), nullptr);
   for (auto& s : streams_) check(api, api.stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
@@ -69,6 +83,11 @@ Replayer::~Replayer() {
   for (auto s : streams_) if (s) api_.stream_destroy(s);
   if (host_in_) api_.mem_free_host(host_in_);
   if (host_out_) api_.mem_free_host(host_out_);
+  if (shadow_base_) api_.mem_free(shadow_base_);
+}
+
+CUdeviceptr Replayer::resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const {
+  return shadow ? shadows_.at(shadow->shadow) + shadow->offset : addr;
 }
 
 void Replayer::issue(std::size_t i, CUstream s) {
@@ -104,8 +123,8 @@ void Replayer::issue(std::size_t i, CUstream s) {
       config.attrs = attrs.empty() ? nullptr : attrs.data();
       config.numAttrs = static_cast<unsigned>(attrs.size());
       // Without a parameter layout the bytes go as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER).
-      std::size_t size = k.args.size();
-      void* buffer = const_cast<std::uint8_t*>(k.args.data());
+      std::size_t size = args_[i].size();
+      void* buffer = args_[i].data();
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                        CU_LAUNCH_PARAM_END};
       const bool use_extra = params_[i].empty() && size > 0;
@@ -119,9 +138,15 @@ void Replayer::issue(std::size_t i, CUstream s) {
       if (c.bytes == 0) return;
       CUresult r = CUDA_SUCCESS;
       switch (c.direction) {
-        case CopyDirection::HtoD: r = api_.memcpy_htod_async(c.dst, host_in_, c.bytes, s); break;
-        case CopyDirection::DtoH: r = api_.memcpy_dtoh_async(host_out_, c.src, c.bytes, s); break;
-        case CopyDirection::DtoD: r = api_.memcpy_dtod_async(c.dst, c.src, c.bytes, s); break;
+        case CopyDirection::HtoD:
+          r = api_.memcpy_htod_async(resolve(c.dst, c.dst_shadow), host_in_, c.bytes, s);
+          break;
+        case CopyDirection::DtoH:
+          r = api_.memcpy_dtoh_async(host_out_, resolve(c.src, c.src_shadow), c.bytes, s);
+          break;
+        case CopyDirection::DtoD:
+          r = api_.memcpy_dtod_async(resolve(c.dst, c.dst_shadow), resolve(c.src, c.src_shadow), c.bytes, s);
+          break;
       }
       check(api_, r, "copy for " + where(op));
       return;
@@ -129,18 +154,19 @@ void Replayer::issue(std::size_t i, CUstream s) {
     case OpKind::Memset: {
       const MemsetOp& m = op.memset;
       if (m.width == 0 || m.height == 0) return;
+      const CUdeviceptr dst = resolve(m.dst, m.dst_shadow);
       CUresult r = CUDA_SUCCESS;
       if (m.pitch == 0) {
         switch (m.element_size) {
-          case 1: r = api_.memset_d8_async(m.dst, static_cast<unsigned char>(m.value), m.width, s); break;
-          case 2: r = api_.memset_d16_async(m.dst, static_cast<unsigned short>(m.value), m.width, s); break;
-          default: r = api_.memset_d32_async(m.dst, m.value, m.width, s); break;
+          case 1: r = api_.memset_d8_async(dst, static_cast<unsigned char>(m.value), m.width, s); break;
+          case 2: r = api_.memset_d16_async(dst, static_cast<unsigned short>(m.value), m.width, s); break;
+          default: r = api_.memset_d32_async(dst, m.value, m.width, s); break;
         }
       } else {
         switch (m.element_size) {
-          case 1: r = api_.memset_d2d8_async(m.dst, m.pitch, static_cast<unsigned char>(m.value), m.width, m.height, s); break;
-          case 2: r = api_.memset_d2d16_async(m.dst, m.pitch, static_cast<unsigned short>(m.value), m.width, m.height, s); break;
-          default: r = api_.memset_d2d32_async(m.dst, m.pitch, m.value, m.width, m.height, s); break;
+          case 1: r = api_.memset_d2d8_async(dst, m.pitch, static_cast<unsigned char>(m.value), m.width, m.height, s); break;
+          case 2: r = api_.memset_d2d16_async(dst, m.pitch, static_cast<unsigned short>(m.value), m.width, m.height, s); break;
+          default: r = api_.memset_d2d32_async(dst, m.pitch, m.value, m.width, m.height, s); break;
         }
       }
       check(api_, r, "memset for " + where(op));

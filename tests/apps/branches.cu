@@ -115,6 +115,16 @@ int main() {
       return 1;
     }
   }
+  // Device memory must still hold this iteration's result (`nimble bench` replays the iteration
+  // in between and must put everything back).
+  CHECK(cudaMemcpy(host_out, d, bytes, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < n; ++i) {
+    const float expected = 2.0f + 2.0f * static_cast<float>(i % 1000);
+    if (std::fabs(host_out[i] - expected) > 1e-3f) {
+      std::fprintf(stderr, "branches: device memory changed at %d: %f, expected %f\n", i, host_out[i], expected);
+      return 1;
+    }
+  }
   std::printf("branches: ok\n");
   return 0;
 }

@@ -3,6 +3,8 @@
 // in the memory the iteration writes, and put the program's memory back as it was.
 #pragma once
 
+#include <string>
+
 #include "nimble/replayer/bench_report.hpp"
 #include "nimble/replayer/driver_api.hpp"
 #include "nimble/replayer/plan.hpp"
@@ -13,6 +15,7 @@ struct BenchOptions {
   int iterations = 100;   // timed replays per backend
   int warmup = 10;
   bool verify = true;     // compare the memory each backend leaves with eager replay's
+  void (*progress)(const std::string&) = nullptr;  // told each step (NIMBLE_DEBUG)
 };
 
 // Runs the experiment on the current context. Never throws; problems land in `error`s.

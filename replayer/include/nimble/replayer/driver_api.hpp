@@ -26,7 +26,7 @@ namespace nimble::replayer {
   X(capture_info, "cuStreamGetCaptureInfo", 12030, PFN_cuStreamGetCaptureInfo_v12030)   \
   X(update_capture_deps, "cuStreamUpdateCaptureDependencies", 12030,                    \
     PFN_cuStreamUpdateCaptureDependencies_v12030)                                       \
-  X(graph_instantiate, "cuGraphInstantiate", 11040, PFN_cuGraphInstantiateWithFlags_v11040) \
+  X(graph_instantiate, "cuGraphInstantiateWithFlags", 11040, PFN_cuGraphInstantiateWithFlags_v11040) \
   X(graph_launch, "cuGraphLaunch", 10000, PFN_cuGraphLaunch_v10000)                     \
   X(graph_exec_destroy, "cuGraphExecDestroy", 10000, PFN_cuGraphExecDestroy_v10000)     \
   X(graph_destroy, "cuGraphDestroy", 10000, PFN_cuGraphDestroy_v10000)                  \

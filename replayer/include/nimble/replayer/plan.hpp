@@ -15,6 +15,20 @@ namespace nimble::replayer {
 
 enum class OpKind { Kernel, Copy, Memset, Nop };  // Nop: a task with no GPU work (a host sync)
 
+// An address inside a shadow allocation: nimble's own stand-in, at replay time, for an
+// allocation the program freed during the recorded iteration (its memory is no longer the
+// program's to touch). Address = shadow's base + offset.
+struct ShadowAddress {
+  std::size_t shadow = 0;
+  std::uint64_t offset = 0;
+};
+
+// A pointer in a kernel's argument bytes that must be rewritten to a shadow address.
+struct PointerFix {
+  std::uint32_t arg_offset = 0;
+  ShadowAddress target;
+};
+
 struct LaunchAttribute {
   int id = 0;                        // CUlaunchAttributeID
   std::vector<std::uint8_t> value;   // raw CUlaunchAttributeValue bytes, as recorded
@@ -30,6 +44,7 @@ struct KernelOp {
   std::vector<std::uint8_t> args;    // the argument buffer
   std::vector<std::uint32_t> param_offsets;  // where each parameter starts in args
   std::vector<LaunchAttribute> attributes;
+  std::vector<PointerFix> pointer_fixes;
 };
 
 enum class CopyDirection { HtoD, DtoH, DtoD };
@@ -37,6 +52,7 @@ enum class CopyDirection { HtoD, DtoH, DtoD };
 struct CopyOp {
   CopyDirection direction = CopyDirection::DtoD;
   std::uint64_t src = 0, dst = 0, bytes = 0;  // host ends are replaced by nimble's own buffers
+  std::optional<ShadowAddress> src_shadow, dst_shadow;
 };
 
 struct MemsetOp {
@@ -45,6 +61,7 @@ struct MemsetOp {
   unsigned element_size = 1;          // 1, 2 or 4
   std::uint64_t width = 0;            // elements per row (1D: all of them)
   std::uint64_t height = 1, pitch = 0;
+  std::optional<ShadowAddress> dst_shadow;
 };
 
 struct Op {
@@ -67,7 +84,9 @@ struct ReplayPlan {
   std::vector<Op> ops;                // one per task, in issue order
   int streams = 1;                    // streams the schedule uses (1 when unscheduled)
   bool scheduled = false;
-  std::vector<MemoryRange> written;   // device memory the iteration writes (merged, sorted)
+  std::vector<MemoryRange> written;   // live device memory the iteration writes (sorted; ranges
+                                      // that only touch are kept apart: one copy per allocation)
+  std::vector<std::uint64_t> shadow_sizes;  // per shadow allocation (see ShadowAddress)
   std::uint64_t host_bytes = 0;       // largest host end of a copy (nimble's scratch buffers)
 };
 
@@ -78,7 +97,8 @@ struct PlanResult {
 
 // Builds the plan; every task that cannot be replayed safely is listed in `problems` (then no
 // plan): opaque work (graphs, host functions), unknown arguments or memory, 2D/3D/array copies,
-// and memory the iteration touched that was freed inside it (no longer safe to touch).
+// and allocations freed inside the iteration that a task reaches other than through a pointer
+// argument or a copy/memset address (those are redirected to shadow allocations).
 PlanResult build_plan(const trace::Trace& trace);
 
 }  // namespace nimble::replayer

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ class Replayer {
   // The stream replay runs on (graphs are launched there; Eager issues there).
   CUstream main_stream() const { return streams_[0]; }
 
+  // nimble's stand-ins for allocations the program freed during the iteration: one block.
+  MemoryRange shadow_memory() const { return {shadow_base_, shadow_bytes_}; }
+
   // Eager: issues every op on main_stream(), now.
   void issue_eager();
 
@@ -49,6 +53,7 @@ class Replayer {
 
  private:
   void issue(std::size_t op, CUstream stream);
+  CUdeviceptr resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const;
   void capture_single(CUstream s);
   void capture_streams();
   void capture_edges(CUstream s);
@@ -56,7 +61,11 @@ class Replayer {
   const DriverApi& api_;
   const ReplayPlan& plan_;
   std::vector<CUfunction> functions_;         // per op (kernels only)
-  std::vector<std::vector<void*>> params_;    // per op: pointers into the plan's argument bytes
+  std::vector<std::vector<std::uint8_t>> args_;  // per op: argument bytes, shadow pointers patched in
+  std::vector<std::vector<void*>> params_;    // per op: pointers into args_
+  std::vector<CUdeviceptr> shadows_;          // base of each shadow allocation
+  CUdeviceptr shadow_base_ = 0;
+  std::uint64_t shadow_bytes_ = 0;
   std::vector<CUstream> streams_;
   std::vector<CUevent> done_;                 // per op that another stream waits for
   std::vector<CUevent> join_;                 // per stream, fork/join of a capture

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds what the GPU machine needs here and packs it into build-gpu/ (small enough to carry with
+# the device tool): binaries, libnimble.so, the GPU test apps and ctest files, with build/ paths
+# rewritten to build-gpu/. On the GPU machine, scripts/gpu_tests.sh links /work/main to the checkout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build -j"$(nproc)" --target nimble nimble_preload branches branches_check bench_check launch_rate
+rm -rf build-gpu
+cp -a build build-gpu
+rm -f build-gpu/bin/*_tests build-gpu/bin/nimble-sched-bench build-gpu/lib/*.a
+find build-gpu -name CMakeFiles -type d -prune -exec rm -rf {} +
+find build-gpu -name '*.o' -delete
+grep -rl "$(pwd)/build/" build-gpu | xargs -r sed -i "s#$(pwd)/build/#$(pwd)/build-gpu/#g"
+du -sh build-gpu
