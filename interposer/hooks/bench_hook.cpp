@@ -8,6 +8,7 @@
 
 #include "config.hpp"
 #include "nimble/replayer/bench.hpp"
+#include "nimble/replayer/renaming.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
 #include "output.hpp"
@@ -37,7 +38,11 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
   json schedule = nullptr;
   replayer::BenchResult result;
   json problems = json::array();
+  json renaming = nullptr;
   try {
+    // Replay gives freed allocations their own memory: drop conflicts that were address reuse.
+    const replayer::RenameStats renamed = replayer::rename_memory(trace);
+    renaming = {{"edges_recorded", renamed.edges_before}, {"edges_after_renaming", renamed.edges_after}};
     scheduler::schedule_trace(trace);
     schedule = {{"algorithm", trace.schedule->algorithm},
                 {"streams", trace.schedule->streams},
@@ -71,6 +76,7 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
   bench["iterations"] = config().bench_iterations;
   bench["device"] = trace.extra.value("device", json(nullptr));
   for (auto& [key, value] : body.items()) bench[key] = value;
+  bench["renaming"] = renaming;
   if (!problems.empty()) bench["problems"] = problems;
   return bench;
 }

@@ -179,11 +179,14 @@ std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
   return result;
 }
 
-// The host end of a copy to the host (replay sends it to nimble's own buffer instead).
+// The host end of a copy to the host (replay sends it to nimble's own buffer instead, and a copy
+// between host buffers is not replayed at all).
 bool writes_host_end(const trace::Task& task, const json& access) {
   if (task.kind != "memcpy") return false;
   const json copy = task.extra.value("copy", json::object());
-  return copy.value("direction", std::string()) == "DtoH" && copy.value("dst", std::string()) == access.value("addr", std::string("?"));
+  const std::string direction = copy.value("direction", std::string());
+  if (direction == "HtoH") return true;
+  return direction == "DtoH" && copy.value("dst", std::string()) == access.value("addr", std::string("?"));
 }
 
 // Shadow allocations: one per freed allocation the iteration uses, numbered as first met.
