@@ -2,6 +2,8 @@
 // Records one iteration like `nimble record`, then (inside the program, right after the
 // recorded iteration) replays it N times with every backend and prints the times next to the
 // program's own iteration time. The results are written to TRACE.bench.json.
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -43,12 +45,17 @@ void add_bench_command(CLI::App& app) {
       ->check([](const std::string& value) { return check_dependencies(value); });
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
+    // The results this run writes, read back below: never an earlier run's file, and never
+    // somewhere else because the caller's environment holds a NIMBLE_BENCH_OUTPUT.
+    const std::string path = replayer::default_bench_path(options->output);
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    ::unsetenv("NIMBLE_BENCH_OUTPUT");
     auto trace = record_program(*options, "nimble bench");
     if (!trace) return;
     const int status = exit_code();
     std::cout << "nimble bench: " << options->output << " (program exited with " << status << ")\n"
               << summarize_recording(*trace);
-    const std::string path = replayer::default_bench_path(options->output);
     std::ifstream in(path);
     trace::json bench = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (!in || bench.is_discarded() || !bench.is_object()) {

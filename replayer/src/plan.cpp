@@ -172,6 +172,13 @@ std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
     Allocation alloc;
     alloc.addr = address(a["addr"], "allocation " + a["id"].dump());
     alloc.size = number(a["size"], "allocation " + a["id"].dump() + " size");
+    // The validator only warns about these; a wrong type must not escape as a json exception.
+    if (a.contains("freed") && !a["freed"].is_boolean()) {
+      throw FieldError("allocation " + a["id"].dump() + ": \"freed\" must be true or false");
+    }
+    if (a.contains("kind") && !a["kind"].is_string()) {
+      throw FieldError("allocation " + a["id"].dump() + ": \"kind\" must be a string");
+    }
     alloc.freed = a.value("freed", false);
     alloc.host = a.value("kind", std::string()) == "host";
     result[a["id"].get<std::int64_t>()] = alloc;

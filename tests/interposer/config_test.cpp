@@ -56,6 +56,75 @@ TEST(Config, BadValuesTurnRecordingOffWithAReason) {
   EXPECT_TRUE(parse({{"NIMBLE_MODE", "off"}}).errors.empty());
 }
 
+TEST(Config, BenchIsOffByDefault) {
+  const Config c = parse({{"NIMBLE_MODE", "record"}});
+  EXPECT_EQ(c.bench_iterations, 0);
+  EXPECT_TRUE(c.bench_output.empty());
+}
+
+TEST(Config, BenchCountParses) {
+  Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "50"}});
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_TRUE(c.record);
+  EXPECT_EQ(c.bench_iterations, 50);
+
+  c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "100000"}});  // the largest allowed
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_TRUE(c.record);
+  EXPECT_EQ(c.bench_iterations, 100000);
+}
+
+TEST(Config, BenchZeroMeansOff) {
+  const Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "0"}});
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_TRUE(c.record);  // recording without the bench
+  EXPECT_EQ(c.bench_iterations, 0);
+}
+
+TEST(Config, BenchBadCountsAreErrorsAndTurnRecordingOff) {
+  for (const char* bad : {"abc", "-5", "5x", " 5", "1.5"}) {
+    const Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", bad}});
+    EXPECT_FALSE(c.record) << bad;
+    ASSERT_EQ(c.errors.size(), 1u) << bad;
+    EXPECT_NE(c.errors[0].find(std::string("NIMBLE_BENCH=") + bad), std::string::npos) << c.errors[0];
+    EXPECT_NE(c.errors[0].find("positive integer"), std::string::npos) << c.errors[0];
+    EXPECT_EQ(c.bench_iterations, 0) << bad;
+  }
+}
+
+TEST(Config, BenchTooManyReplaysIsAnError) {
+  Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "100001"}});
+  EXPECT_FALSE(c.record);
+  ASSERT_EQ(c.errors.size(), 1u);
+  EXPECT_NE(c.errors[0].find("NIMBLE_BENCH=100001"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[0].find("at most 100000"), std::string::npos) << c.errors[0];
+
+  // Past what an int holds: refused too, never wrapped around to a small count.
+  for (const char* huge : {"9999999999", "4294967346", "99999999999999999999"}) {
+    c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", huge}});
+    EXPECT_FALSE(c.record) << huge;
+    ASSERT_EQ(c.errors.size(), 1u) << huge;
+    EXPECT_NE(c.errors[0].find(std::string("NIMBLE_BENCH=") + huge), std::string::npos) << c.errors[0];
+  }
+}
+
+TEST(Config, BenchOutputOverridesThePathBesideTheTrace) {
+  Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "5"}, {"NIMBLE_BENCH_OUTPUT", "/results/run1.json"}});
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_EQ(c.bench_output, "/results/run1.json");
+  EXPECT_EQ(bench_output_path(c, "/traces/t.json"), "/results/run1.json");
+}
+
+TEST(Config, BenchOutputDefaultsToBesideTheTrace) {
+  const Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "5"}});
+  EXPECT_EQ(bench_output_path(c, "/traces/t.json"), "/traces/t.bench.json");
+  EXPECT_EQ(bench_output_path(c, "a/t.json"), "a/t.bench.json");
+  EXPECT_EQ(bench_output_path(c, "trace"), "trace.bench.json");
+  // An empty NIMBLE_BENCH_OUTPUT is the same as none.
+  const Config empty = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH_OUTPUT", ""}});
+  EXPECT_EQ(bench_output_path(empty, "/traces/t.json"), "/traces/t.bench.json");
+}
+
 TEST(Config, OutputPathExpandsThePid) {
   EXPECT_EQ(expand_output_path("trace-%p.json", 42), "trace-42.json");
   EXPECT_EQ(expand_output_path("plain.json", 42), "plain.json");

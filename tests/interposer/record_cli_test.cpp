@@ -1,7 +1,11 @@
-// `nimble record` end to end with the fake driver: environment, exit status, summary, advice.
+// `nimble record` and `nimble bench` end to end with the fake driver: environment, exit status,
+// summary, advice.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
 
@@ -53,6 +57,97 @@ TEST(RecordCommand, BadCaptureRangeIsRejected) {
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "record", "-o", "x.json", "--capture-range", "nvtx:", "--", "true"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("cudaProfilerApi, auto or nvtx:NAME"), std::string::npos) << r.output;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// The fake driver has what recording needs but not what replay needs (stream capture, graphs,
+// cuLaunchKernelEx, ...): the bench runs up to loading the driver functions, writes its results
+// with the error, and nimble reports it and fails.
+TEST(BenchCommand, FakeDriverLacksReplayFunctions) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "5", "--",
+                                                       probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // The recording itself worked and is summarised like `nimble record`'s.
+  EXPECT_TRUE(std::filesystem::exists(out));
+  EXPECT_NE(r.output.find("nimble bench: " + out + " (program exited with 0)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tasks        7 (3 kernel, 2 memcpy, 1 memset, 1 sync)"), std::string::npos) << r.output;
+
+  const std::string results = dir + "/trace.bench.json";
+  ASSERT_TRUE(std::filesystem::exists(results)) << r.output;
+  const nlohmann::json bench = read_json(results);
+  ASSERT_TRUE(bench.is_object()) << r.output;
+  EXPECT_EQ(bench.value("format", ""), "nimble-bench");
+  EXPECT_EQ(bench.value("iterations", 0), 5);
+  EXPECT_EQ(bench.value("tasks", 0), 7);
+  EXPECT_EQ(bench.value("trace", ""), std::filesystem::absolute(out).lexically_normal().string());
+  // The trace was scheduled and its plan built (no problems): only the driver was missing.
+  ASSERT_TRUE(bench["schedule"].is_object()) << bench.dump(2);
+  EXPECT_EQ(bench["schedule"].value("algorithm", ""), "nimble");
+  EXPECT_FALSE(bench.contains("problems")) << bench.dump(2);
+  const std::string error = bench.value("error", "");
+  EXPECT_EQ(error.rfind("the driver lacks ", 0), 0u) << error;
+  for (const char* missing : {"cuStreamBeginCapture", "cuGraphInstantiate", "cuGraphLaunch", "cuLaunchKernelEx"}) {
+    EXPECT_NE(error.find(missing), std::string::npos) << missing << " in " << error;
+  }
+  // Functions the fake driver has are not listed.
+  EXPECT_EQ(error.find("cuStreamCreate,"), std::string::npos) << error;
+  EXPECT_EQ(error.find("cuMemcpyHtoDAsync"), std::string::npos) << error;
+  ASSERT_TRUE(bench["backends"].is_array());
+  EXPECT_TRUE(bench["backends"].empty());
+  EXPECT_TRUE(bench["framework_ms"].is_null());  // one profiler range: no earlier iteration timed
+
+  // nimble prints the table with the error line.
+  EXPECT_NE(r.output.find("bench (" + results + ", 5 replays each):"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  error: the driver lacks cuStreamDestroy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("critical path"), std::string::npos) << r.output;
+}
+
+TEST(BenchCommand, ResultsOfAnEarlierRunAreNotShownAsThisRunsResults) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "bench", "-o", out, "--", probe_path(), "record"});
+  ASSERT_TRUE(std::filesystem::exists(dir + "/trace.bench.json")) << r.output;
+  // This time the window is still open at exit: a (truncated) trace is written, no bench runs.
+  r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "bench", "-o", out, "--", probe_path(), "exit-open"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("tasks        1 (1 kernel)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no results in " + dir + "/trace.bench.json"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("replays each"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.bench.json"));
+}
+
+TEST(BenchCommand, ResultsGoBesideTheTraceWhateverTheEnvironmentSays) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("NIMBLE_BENCH_OUTPUT=" + dir + "/elsewhere.json");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--", probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // the fake driver still lacks replay functions
+  EXPECT_TRUE(std::filesystem::exists(dir + "/trace.bench.json")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/elsewhere.json")) << r.output;
+  EXPECT_NE(r.output.find("  error: the driver lacks"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("no results in"), std::string::npos) << r.output;
+}
+
+TEST(BenchCommand, HelpNamesTheFourBackends) {
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "bench", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* backend : {"eager-replay", "graph-1-stream", "graph-nimble-streams", "graph-from-edges"}) {
+    EXPECT_NE(r.output.find(backend), std::string::npos) << backend << " in\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("--iterations"), std::string::npos) << r.output;
+}
+
+TEST(BenchCommand, IterationsOutOfRangeAreRejected) {
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "bench", "-o", "x.json", "--iterations", "0", "--", "true"});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--iterations"), std::string::npos) << r.output;
 }
 
 }  // namespace
