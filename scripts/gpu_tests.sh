@@ -63,7 +63,10 @@ ls -la "$nimble" "$preload"
 
 section "ctest -L gpu"
 (cd "$BUILD" && timeout 120 ctest -L gpu --output-on-failure) 2>&1 | tee "$OUT/ctest_gpu.log"
-for f in "$BUILD"/tests/interposer/apps/branches*.json; do [ -f "$f" ] && cp "$f" "$traces/"; done
+for f in "$BUILD"/tests/interposer/apps/branches*.json; do
+  case $f in *.bench.json) continue ;; esac  # bench results, not traces
+  [ -f "$f" ] && cp "$f" "$traces/"
+done
 report
 
 record() {  # record NAME [ENV=VALUE...] -- COMMAND...
