@@ -48,8 +48,9 @@ RenameStats rename_memory(trace::Trace& trace) {
     for (trace::TaskId d : task.deps) {
       if (has_other_reason(task, d)) {
         auto old = task.extra.find("dep_reasons");
-        reasons[d] = old != task.extra.end() && old->contains(std::to_string(d))
-                         ? (*old)[std::to_string(d)].get<std::string>() : "kept";
+        const json* why = old != task.extra.end() && old->is_object() && old->contains(std::to_string(d))
+                              ? &(*old)[std::to_string(d)] : nullptr;
+        reasons[d] = why && why->is_string() ? why->get<std::string>() : "kept";
       }
     }
     std::vector<std::pair<std::int64_t, Access>> mine;

@@ -47,12 +47,9 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
     for (std::size_t w : op.waits) waited[w] = true;
     if (op.kind != OpKind::Kernel) continue;
     const KernelOp& k = op.kernel;
-    if (k.is_cukernel) {
-      check(api, api.kernel_get_function(&functions_[i], reinterpret_cast<CUkernel>(k.function)),
-            "cuKernelGetFunction for " + where(op));
-    } else {
-      functions_[i] = reinterpret_cast<CUfunction>(k.function);
-    }
+    // The handle exactly as the program launched it: launches accept a CUkernel where a
+    // CUfunction is expected and resolve it for the current context, as they did for the program.
+    functions_[i] = reinterpret_cast<CUfunction>(k.function);
     args_[i] = k.args;
     for (const PointerFix& fix : k.pointer_fixes) {
       const std::uint64_t value = shadows_.at(fix.target.shadow) + fix.target.offset;
@@ -128,9 +125,17 @@ void Replayer::issue(std::size_t i, CUstream s) {
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                        CU_LAUNCH_PARAM_END};
       const bool use_extra = params_[i].empty() && size > 0;
-      check(api_, api_.launch_kernel_ex(&config, functions_[i], use_extra ? nullptr : params_[i].data(),
-                                        use_extra ? extra : nullptr),
-            "cuLaunchKernelEx for " + where(op));
+      void** params = use_extra ? nullptr : params_[i].data();
+      void** extra_arg = use_extra ? extra : nullptr;
+      // Without attributes, the plain launch the program itself used most of the time.
+      const CUresult r = attrs.empty()
+          ? api_.launch_kernel(functions_[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
+                               k.block[2], k.shared_mem, s, params, extra_arg)
+          : api_.launch_kernel_ex(&config, functions_[i], params, extra_arg);
+      check(api_, r, "kernel launch for " + where(op) + " (" + (k.is_cukernel ? "CUkernel" : "CUfunction") +
+                         ", " + std::to_string(k.param_offsets.size()) + " parameters, " +
+                         std::to_string(args_[i].size()) + " argument bytes, " + std::to_string(attrs.size()) +
+                         " attributes)");
       return;
     }
     case OpKind::Copy: {

@@ -31,8 +31,8 @@ namespace nimble::replayer {
   X(graph_exec_destroy, "cuGraphExecDestroy", 10000, PFN_cuGraphExecDestroy_v10000)     \
   X(graph_destroy, "cuGraphDestroy", 10000, PFN_cuGraphDestroy_v10000)                  \
   X(graph_get_nodes, "cuGraphGetNodes", 10000, PFN_cuGraphGetNodes_v10000)              \
+  X(launch_kernel, "cuLaunchKernel", 4000, PFN_cuLaunchKernel_v4000)                    \
   X(launch_kernel_ex, "cuLaunchKernelEx", 11060, PFN_cuLaunchKernelEx_v11060)           \
-  X(kernel_get_function, "cuKernelGetFunction", 12000, PFN_cuKernelGetFunction_v12000)  \
   X(memcpy_htod_async, "cuMemcpyHtoDAsync", 3020, PFN_cuMemcpyHtoDAsync_v3020)          \
   X(memcpy_dtoh_async, "cuMemcpyDtoHAsync", 3020, PFN_cuMemcpyDtoHAsync_v3020)          \
   X(memcpy_dtod_async, "cuMemcpyDtoDAsync", 3020, PFN_cuMemcpyDtoDAsync_v3020)          \

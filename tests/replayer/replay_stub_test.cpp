@@ -1,0 +1,508 @@
+// Replayer and run_bench against a fake driver: every entry point is a stub that logs its call
+// (name, stream, key arguments) and succeeds, so the order and arguments of the driver calls of
+// each backend can be checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/bench.hpp"
+#include "nimble/replayer/replay.hpp"
+#include "test_util.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using test::document;
+using test::joined;
+using test::kernel;
+using test::parse;
+using test::plan_of;
+
+// ---------------------------------------------------------------------------------------------
+// The fake driver
+
+struct Call {
+  std::string name;
+  CUstream stream = nullptr;
+  std::vector<std::uint64_t> args;     // key arguments, per call kind (see the stubs)
+  std::vector<CUgraphNode> nodes;      // cuStreamUpdateCaptureDependencies
+  std::vector<std::uint8_t> param0;    // cuLaunchKernelEx: the first parameter's 8 bytes
+};
+
+std::vector<Call> g_log;
+std::uintptr_t g_next_handle = 0x1000;
+std::uint64_t g_next_device = 0xd00000000000;
+std::vector<void*> g_host_allocs;
+CUresult g_launch_result = CUDA_SUCCESS;
+const char* g_missing = nullptr;  // the lookup returns nullptr for this name
+
+template <typename T>
+T fresh() {
+  return reinterpret_cast<T>(g_next_handle++);
+}
+std::uint64_t u(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+void record(const char* name, CUstream s, std::vector<std::uint64_t> args = {}) { g_log.push_back({name, s, std::move(args), {}, {}}); }
+
+DriverApi make_fake() {
+  DriverApi a;
+  a.stream_create = [](CUstream* s, unsigned) { *s = fresh<CUstream>(); record("cuStreamCreate", *s); return CUDA_SUCCESS; };
+  a.stream_destroy = [](CUstream s) { record("cuStreamDestroy", s); return CUDA_SUCCESS; };
+  a.stream_synchronize = [](CUstream s) { record("cuStreamSynchronize", s); return CUDA_SUCCESS; };
+  a.stream_wait_event = [](CUstream s, CUevent e, unsigned) { record("cuStreamWaitEvent", s, {u(e)}); return CUDA_SUCCESS; };
+  a.event_create = [](CUevent* e, unsigned) { *e = fresh<CUevent>(); record("cuEventCreate", nullptr, {u(*e)}); return CUDA_SUCCESS; };
+  a.event_destroy = [](CUevent e) { record("cuEventDestroy", nullptr, {u(e)}); return CUDA_SUCCESS; };
+  a.event_record = [](CUevent e, CUstream s) { record("cuEventRecord", s, {u(e)}); return CUDA_SUCCESS; };
+  a.event_synchronize = [](CUevent e) { record("cuEventSynchronize", nullptr, {u(e)}); return CUDA_SUCCESS; };
+  a.event_elapsed_time = [](float* ms, CUevent, CUevent) { *ms = 1.5f; record("cuEventElapsedTime", nullptr); return CUDA_SUCCESS; };
+  a.ctx_synchronize = [] { record("cuCtxSynchronize", nullptr); return CUDA_SUCCESS; };
+  a.begin_capture = [](CUstream s, CUstreamCaptureMode) { record("cuStreamBeginCapture", s); return CUDA_SUCCESS; };
+  a.end_capture = [](CUstream s, CUgraph* g) { *g = fresh<CUgraph>(); record("cuStreamEndCapture", s, {u(*g)}); return CUDA_SUCCESS; };
+  a.capture_info = [](CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*, const CUgraphNode** deps,
+                      const CUgraphEdgeData**, std::size_t* count) {
+    static std::vector<CUgraphNode> last;  // one fresh node per call, alive until the next call
+    last = {fresh<CUgraphNode>()};
+    if (status) *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (deps) *deps = last.data();
+    if (count) *count = last.size();
+    record("cuStreamGetCaptureInfo", s, {u(last[0])});
+    return CUDA_SUCCESS;
+  };
+  a.update_capture_deps = [](CUstream s, CUgraphNode* deps, const CUgraphEdgeData*, std::size_t n, unsigned flags) {
+    Call c{"cuStreamUpdateCaptureDependencies", s, {flags}, std::vector<CUgraphNode>(deps, deps + n), {}};
+    g_log.push_back(std::move(c));
+    return CUDA_SUCCESS;
+  };
+  a.graph_instantiate = [](CUgraphExec* e, CUgraph g, unsigned long long) {
+    *e = fresh<CUgraphExec>();
+    record("cuGraphInstantiateWithFlags", nullptr, {u(*e), u(g)});
+    return CUDA_SUCCESS;
+  };
+  a.graph_launch = [](CUgraphExec e, CUstream s) { record("cuGraphLaunch", s, {u(e)}); return CUDA_SUCCESS; };
+  a.graph_exec_destroy = [](CUgraphExec e) { record("cuGraphExecDestroy", nullptr, {u(e)}); return CUDA_SUCCESS; };
+  a.graph_destroy = [](CUgraph g) { record("cuGraphDestroy", nullptr, {u(g)}); return CUDA_SUCCESS; };
+  a.graph_get_nodes = [](CUgraph g, CUgraphNode*, std::size_t* n) { *n = 7; record("cuGraphGetNodes", nullptr, {u(g)}); return CUDA_SUCCESS; };
+  a.launch_kernel_ex = [](const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+    Call c{"cuLaunchKernelEx", config->hStream, {u(f), config->gridDimX, config->blockDimX, u(extra)}, {}, {}};
+    if (params && params[0]) {
+      const auto* p = static_cast<const std::uint8_t*>(params[0]);
+      c.param0.assign(p, p + 8);
+    }
+    g_log.push_back(std::move(c));
+    return g_launch_result;
+  };
+  // Launches without attributes use the plain cuLaunchKernel, as the program mostly did.
+  a.launch_kernel = [](CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned,
+                       CUstream s, void** params, void** extra) {
+    Call c{"cuLaunchKernel", s, {u(f), gx, bx, u(extra)}, {}, {}};
+    if (params && params[0]) {
+      const auto* p = static_cast<const std::uint8_t*>(params[0]);
+      c.param0.assign(p, p + 8);
+    }
+    g_log.push_back(std::move(c));
+    return g_launch_result;
+  };
+  a.memcpy_htod_async = [](CUdeviceptr dst, const void* src, std::size_t n, CUstream s) {
+    record("cuMemcpyHtoDAsync", s, {dst, u(src), n});
+    return CUDA_SUCCESS;
+  };
+  a.memcpy_dtoh_async = [](void* dst, CUdeviceptr src, std::size_t n, CUstream s) {
+    record("cuMemcpyDtoHAsync", s, {u(dst), src, n});
+    return CUDA_SUCCESS;
+  };
+  a.memcpy_dtod_async = [](CUdeviceptr dst, CUdeviceptr src, std::size_t n, CUstream s) {
+    record("cuMemcpyDtoDAsync", s, {dst, src, n});
+    return CUDA_SUCCESS;
+  };
+  a.memcpy_dtoh = [](void* dst, CUdeviceptr src, std::size_t n) {
+    auto* bytes = static_cast<std::uint8_t*>(dst);
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>((src + i) * 31);
+    record("cuMemcpyDtoH", nullptr, {u(dst), src, n});
+    return CUDA_SUCCESS;
+  };
+  a.memset_d8_async = [](CUdeviceptr d, unsigned char v, std::size_t n, CUstream s) { record("cuMemsetD8Async", s, {d, v, n}); return CUDA_SUCCESS; };
+  a.memset_d16_async = [](CUdeviceptr d, unsigned short v, std::size_t n, CUstream s) { record("cuMemsetD16Async", s, {d, v, n}); return CUDA_SUCCESS; };
+  a.memset_d32_async = [](CUdeviceptr d, unsigned v, std::size_t n, CUstream s) { record("cuMemsetD32Async", s, {d, v, n}); return CUDA_SUCCESS; };
+  a.memset_d2d8_async = [](CUdeviceptr d, std::size_t, unsigned char, std::size_t, std::size_t, CUstream s) { record("cuMemsetD2D8Async", s, {d}); return CUDA_SUCCESS; };
+  a.memset_d2d16_async = [](CUdeviceptr d, std::size_t, unsigned short, std::size_t, std::size_t, CUstream s) { record("cuMemsetD2D16Async", s, {d}); return CUDA_SUCCESS; };
+  a.memset_d2d32_async = [](CUdeviceptr d, std::size_t, unsigned, std::size_t, std::size_t, CUstream s) { record("cuMemsetD2D32Async", s, {d}); return CUDA_SUCCESS; };
+  a.mem_alloc = [](CUdeviceptr* d, std::size_t n) {
+    *d = g_next_device;
+    g_next_device += (n + 0xffff) / 0x10000 * 0x10000;
+    record("cuMemAlloc", nullptr, {*d, n});
+    return CUDA_SUCCESS;
+  };
+  a.mem_free = [](CUdeviceptr d) { record("cuMemFree", nullptr, {d}); return CUDA_SUCCESS; };
+  a.mem_alloc_host = [](void** p, std::size_t n) {
+    *p = std::malloc(n);
+    g_host_allocs.push_back(*p);
+    record("cuMemAllocHost", nullptr, {u(*p), n});
+    return CUDA_SUCCESS;
+  };
+  a.mem_free_host = [](void* p) { record("cuMemFreeHost", nullptr, {u(p)}); std::free(p); return CUDA_SUCCESS; };
+  a.mem_get_info = [](std::size_t* free, std::size_t* total) {
+    *free = std::size_t{64} << 30;
+    *total = std::size_t{80} << 30;
+    return CUDA_SUCCESS;
+  };
+  a.get_error_name = [](CUresult r, const char** name) {
+    *name = r == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+    return CUDA_SUCCESS;
+  };
+  return a;
+}
+
+const DriverApi g_fake = make_fake();
+
+void* lookup(const char* name, int) {
+  if (g_missing && std::strcmp(name, g_missing) == 0) return nullptr;
+#define NIMBLE_TEST_LOOKUP(field, n, version, pfn) \
+  if (std::strcmp(name, n) == 0) return reinterpret_cast<void*>(g_fake.field);
+  NIMBLE_REPLAY_DRIVER_FUNCTIONS(NIMBLE_TEST_LOOKUP)
+#undef NIMBLE_TEST_LOOKUP
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trace: a HtoD copy and a memset, two independent kernels on streams 0 and 1, and a third
+// kernel joining them. Kernel 40's pointer lands in allocation 2, freed during the iteration.
+
+constexpr std::uint64_t kHostSrc = 0x560000001000;
+
+std::string scheduled_trace() {
+  const std::string allocations = R"("allocations": [
+    {"id": 0, "addr": "0x7f0000000000", "size": 4096, "kind": "device"},
+    {"id": 1, "addr": "0x7f0000100000", "size": 2048, "kind": "device"},
+    {"id": 2, "addr": "0x7f0000200000", "size": 512, "kind": "async", "allocated_before_task": 10, "freed": true, "freed_before_task": 50}],
+  "schedule": {"algorithm": "by-hand", "streams": 2, "syncs": 0})";
+  return document(
+      R"({"id": 10, "kind": "memcpy", "deps": [],
+          "copy": {"direction": "HtoD", "src": "0x560000001000", "dst": "0x7f0000000000", "bytes": 256},
+          "mem": [{"addr": "0x560000001000", "size": 256, "mode": "r"}, {"alloc": 0, "offset": 0, "size": 256, "mode": "w"}],
+          "schedule": {"stream": 0, "waits": []}},
+         {"id": 20, "kind": "memset", "deps": [],
+          "memset": {"dst": "0x7f0000100000", "value": 7, "element_size": 4, "bytes": 1024},
+          "mem": [{"alloc": 1, "offset": 0, "size": 1024, "mode": "w"}],
+          "schedule": {"stream": 1, "waits": []}},
+)" + kernel(30, "[10]", R"("mem": [{"alloc": 0, "offset": 0, "size": 4096, "mode": "rw"}], "schedule": {"stream": 0, "waits": []})") +
+          R"(,
+         {"id": 40, "kind": "kernel", "deps": [20], "name": "k40", "function": "0x1028",
+          "launch": {"grid": [2, 1, 1], "block": [64, 1, 1]},
+          "args": {"bytes": "10002000007f0000", "params": [{"offset": 0, "size": 8}],
+                   "pointers": [{"offset": 0, "alloc": 2, "alloc_offset": 16}]},
+          "mem": [{"alloc": 1, "offset": 0, "size": 1024, "mode": "r"}, {"alloc": 2, "offset": 0, "size": 512, "mode": "rw"}],
+          "schedule": {"stream": 1, "waits": []}},
+)" + kernel(50, "[30, 40]", R"("mem": [{"alloc": 0, "offset": 0, "size": 4096, "mode": "rw"}], "schedule": {"stream": 0, "waits": [40]})"),
+      allocations);
+}
+
+class ReplayStub : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_log.clear();
+    g_host_allocs.clear();
+    g_launch_result = CUDA_SUCCESS;
+    g_missing = nullptr;
+    std::string missing;
+    ASSERT_TRUE(load_driver_api(lookup, api_, &missing)) << missing;
+    trace_ = parse(scheduled_trace());
+    PlanResult r = plan_of(trace_);
+    ASSERT_TRUE(r.plan) << joined(r);
+    plan_ = std::move(*r.plan);
+    ASSERT_EQ(plan_.ops.size(), 5u);
+  }
+  void TearDown() override { g_launch_result = CUDA_SUCCESS; }
+
+  // The calls logged from `from` on that are GPU work or ordering (no creation/teardown).
+  static std::vector<std::string> names(std::size_t from = 0) {
+    std::vector<std::string> out;
+    for (std::size_t i = from; i < g_log.size(); ++i) out.push_back(g_log[i].name);
+    return out;
+  }
+  static std::vector<Call> calls_named(const std::string& name) {
+    std::vector<Call> out;
+    for (const Call& c : g_log) if (c.name == name) out.push_back(c);
+    return out;
+  }
+
+  DriverApi api_;
+  trace::Trace trace_;
+  ReplayPlan plan_;
+};
+
+std::uint64_t fn(long id) { return 0x1000 + id; }
+
+TEST_F(ReplayStub, PlanHasTheExpectedShape) {
+  EXPECT_TRUE(plan_.scheduled);
+  EXPECT_EQ(plan_.streams, 2);
+  EXPECT_EQ(plan_.shadow_sizes, (std::vector<std::uint64_t>{512}));
+  EXPECT_EQ(plan_.ops[4].deps, (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(plan_.ops[4].waits, (std::vector<std::size_t>{3}));
+}
+
+TEST_F(ReplayStub, EagerIssuesEveryOpInOrderOnTheMainStream) {
+  Replayer replayer(api_, plan_);
+  const std::size_t start = g_log.size();
+  replayer.issue_eager();
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuMemcpyHtoDAsync", "cuMemsetD32Async", "cuLaunchKernel",
+                                                    "cuLaunchKernel", "cuLaunchKernel"}));
+  for (std::size_t i = start; i < g_log.size(); ++i) EXPECT_EQ(g_log[i].stream, replayer.main_stream()) << g_log[i].name;
+  const auto launches = calls_named("cuLaunchKernel");
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].args[0], fn(30));
+  EXPECT_EQ(launches[1].args[0], fn(40));
+  EXPECT_EQ(launches[2].args[0], fn(50));
+  EXPECT_EQ(launches[1].args[1], 2u);   // grid
+  EXPECT_EQ(launches[1].args[2], 64u);  // block
+  EXPECT_EQ(launches[1].args[3], 0u);   // parameters as kernelParams, not extra
+  const Call memset = calls_named("cuMemsetD32Async").at(0);
+  EXPECT_EQ(memset.args, (std::vector<std::uint64_t>{0x7f0000100000, 7, 256}));
+}
+
+TEST_F(ReplayStub, HtoDCopyReadsNimblesOwnHostBuffer) {
+  Replayer replayer(api_, plan_);
+  replayer.issue_eager();
+  const Call copy = calls_named("cuMemcpyHtoDAsync").at(0);
+  EXPECT_EQ(copy.args[0], 0x7f0000000000u);
+  EXPECT_NE(copy.args[1], kHostSrc);
+  std::set<std::uint64_t> host;
+  for (void* p : g_host_allocs) host.insert(u(p));
+  EXPECT_TRUE(host.count(copy.args[1])) << "the source is one of the cuMemAllocHost buffers";
+  EXPECT_EQ(copy.args[2], 256u);
+  for (const Call& c : calls_named("cuMemAllocHost")) EXPECT_GE(c.args[1], 256u);
+}
+
+TEST_F(ReplayStub, KernelPointerIntoAFreedAllocationIsPatchedToTheShadow) {
+  Replayer replayer(api_, plan_);
+  const MemoryRange shadow = replayer.shadow_memory();
+  EXPECT_GE(shadow.size, 512u);
+  ASSERT_NE(shadow.addr, 0u);
+  replayer.issue_eager();
+  const auto launches = calls_named("cuLaunchKernel");
+  ASSERT_EQ(launches.size(), 3u);
+  std::uint64_t value = 0;
+  ASSERT_EQ(launches[1].param0.size(), 8u);
+  std::memcpy(&value, launches[1].param0.data(), 8);
+  EXPECT_EQ(value, shadow.addr + 16);
+  // A kernel without pointer fixes gets its recorded bytes.
+  ASSERT_EQ(launches[0].param0.size(), 8u);
+  std::memcpy(&value, launches[0].param0.data(), 8);
+  EXPECT_EQ(value, 0x0000000200000001u);
+  // The plan itself is unchanged.
+  std::memcpy(&value, plan_.ops[3].kernel.args.data(), 8);
+  EXPECT_EQ(value, 0x7f0000200010u);
+}
+
+TEST_F(ReplayStub, StreamGraphCapturesTheScheduleStreamsAndWaits) {
+  Replayer replayer(api_, plan_);
+  std::vector<CUstream> streams;
+  for (const Call& c : calls_named("cuStreamCreate")) streams.push_back(c.stream);
+  ASSERT_EQ(streams.size(), 2u);
+  const CUstream s0 = streams[0], s1 = streams[1];
+  EXPECT_EQ(replayer.main_stream(), s0);
+  const std::size_t start = g_log.size();
+  std::size_t nodes = 0;
+  EXPECT_NE(replayer.instantiate(Backend::StreamGraph, &nodes), nullptr);
+  EXPECT_EQ(nodes, 7u);
+  std::vector<std::pair<std::string, CUstream>> got;
+  for (std::size_t i = start; i < g_log.size(); ++i) got.push_back({g_log[i].name, g_log[i].stream});
+  const std::vector<std::pair<std::string, CUstream>> expected = {
+      {"cuStreamBeginCapture", s0},
+      {"cuEventRecord", s0},        // fork
+      {"cuStreamWaitEvent", s1},
+      {"cuMemcpyHtoDAsync", s0},    // task 10
+      {"cuMemsetD32Async", s1},     // task 20
+      {"cuLaunchKernel", s0},     // task 30
+      {"cuLaunchKernel", s1},     // task 40
+      {"cuEventRecord", s1},        // task 50 waits for it
+      {"cuStreamWaitEvent", s0},    // the schedule's wait
+      {"cuLaunchKernel", s0},     // task 50
+      {"cuEventRecord", s1},        // join
+      {"cuStreamWaitEvent", s0},
+      {"cuStreamEndCapture", s0},
+      {"cuGraphGetNodes", nullptr},
+      {"cuGraphInstantiateWithFlags", nullptr},
+  };
+  ASSERT_EQ(got, expected);
+  const auto at = [&](std::size_t i) { return g_log[start + i]; };
+  EXPECT_EQ(at(1).args[0], at(2).args[0]) << "fork: stream 1 waits for the event stream 0 records";
+  EXPECT_EQ(at(7).args[0], at(8).args[0]) << "task 50 waits for the event recorded after task 40";
+  EXPECT_EQ(at(10).args[0], at(11).args[0]) << "join: stream 0 waits for the event stream 1 records";
+  EXPECT_NE(at(1).args[0], at(7).args[0]);
+  EXPECT_NE(at(7).args[0], at(10).args[0]);
+  EXPECT_EQ(at(5).args[0], fn(30));
+  EXPECT_EQ(at(6).args[0], fn(40));
+  EXPECT_EQ(at(9).args[0], fn(50));
+}
+
+TEST_F(ReplayStub, SingleStreamGraphCapturesInIssueOrder) {
+  Replayer replayer(api_, plan_);
+  const std::size_t start = g_log.size();
+  replayer.instantiate(Backend::Graph);
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuStreamBeginCapture", "cuMemcpyHtoDAsync", "cuMemsetD32Async",
+                                                    "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel",
+                                                    "cuStreamEndCapture", "cuGraphInstantiateWithFlags"}));
+  for (std::size_t i = start; i + 1 < g_log.size(); ++i) EXPECT_EQ(g_log[i].stream, replayer.main_stream());
+}
+
+TEST_F(ReplayStub, EdgeGraphSetsCaptureDependenciesToTheReducedEdges) {
+  Replayer replayer(api_, plan_);
+  const std::size_t start = g_log.size();
+  replayer.instantiate(Backend::EdgeGraph);
+  std::vector<Call> log(g_log.begin() + static_cast<std::ptrdiff_t>(start), g_log.end());
+  // begin, then (update deps, GPU op, capture info) per op, then end and instantiate.
+  ASSERT_EQ(log.size(), 1 + 3 * 5 + 2u);
+  EXPECT_EQ(log[0].name, "cuStreamBeginCapture");
+  const std::vector<std::string> ops = {"cuMemcpyHtoDAsync", "cuMemsetD32Async", "cuLaunchKernel",
+                                        "cuLaunchKernel", "cuLaunchKernel"};
+  std::vector<CUgraphNode> node(5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const Call& update = log[1 + 3 * i];
+    const Call& op = log[2 + 3 * i];
+    const Call& info = log[3 + 3 * i];
+    ASSERT_EQ(update.name, "cuStreamUpdateCaptureDependencies") << i;
+    EXPECT_EQ(update.args[0], static_cast<std::uint64_t>(CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    EXPECT_EQ(op.name, ops[i]);
+    ASSERT_EQ(info.name, "cuStreamGetCaptureInfo");
+    for (const Call* c : {&update, &op, &info}) EXPECT_EQ(c->stream, replayer.main_stream()) << c->name;
+    node[i] = reinterpret_cast<CUgraphNode>(info.args[0]);
+  }
+  using Nodes = std::vector<CUgraphNode>;
+  EXPECT_EQ(log[1].nodes, Nodes{});               // task 10: no deps
+  EXPECT_EQ(log[4].nodes, Nodes{});               // task 20
+  EXPECT_EQ(log[7].nodes, Nodes{node[0]});        // task 30 after 10
+  EXPECT_EQ(log[10].nodes, Nodes{node[1]});       // task 40 after 20
+  Nodes join = log[13].nodes;                     // task 50 after 30 and 40
+  std::sort(join.begin(), join.end());
+  Nodes expected = {node[2], node[3]};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(join, expected);
+  EXPECT_EQ(log[16].name, "cuStreamEndCapture");
+}
+
+TEST_F(ReplayStub, StreamGraphNeedsASchedule) {
+  plan_.scheduled = false;
+  Replayer replayer(api_, plan_);
+  EXPECT_THROW(replayer.instantiate(Backend::StreamGraph), ReplayError);
+  EXPECT_THROW(replayer.instantiate(Backend::Eager), ReplayError);
+}
+
+TEST_F(ReplayStub, DestructorReleasesWhatTheReplayerCreated) {
+  std::size_t host_allocs = 0;
+  {
+    Replayer replayer(api_, plan_);
+    replayer.instantiate(Backend::Graph);
+    replayer.instantiate(Backend::EdgeGraph);
+    host_allocs = g_host_allocs.size();
+  }
+  EXPECT_EQ(calls_named("cuStreamCreate").size(), calls_named("cuStreamDestroy").size());
+  EXPECT_EQ(calls_named("cuEventCreate").size(), calls_named("cuEventDestroy").size());
+  EXPECT_EQ(calls_named("cuMemAllocHost").size(), calls_named("cuMemFreeHost").size());
+  EXPECT_EQ(host_allocs, 2u);
+  EXPECT_EQ(calls_named("cuMemAlloc").size(), calls_named("cuMemFree").size());
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), calls_named("cuGraphExecDestroy").size());
+  EXPECT_EQ(calls_named("cuStreamEndCapture").size(), calls_named("cuGraphDestroy").size());
+}
+
+TEST_F(ReplayStub, RunBenchGivesFourBackendsWithTheSameBytes) {
+  BenchOptions options;
+  options.iterations = 3;
+  options.warmup = 1;
+  const BenchResult result = run_bench(api_, plan_, options);
+  EXPECT_EQ(result.error, "");
+  std::uint64_t written = 0;
+  for (const MemoryRange& r : plan_.written) written += r.size;
+  EXPECT_EQ(written, 4096u + 2048u);  // allocations 0 and 1, whole; allocation 2 is a shadow
+  EXPECT_EQ(result.saved_bytes, written);
+  ASSERT_EQ(result.backends.size(), 4u);
+  const std::vector<std::string> names = {"eager-replay", "graph-1-stream", "graph-nimble-streams", "graph-from-edges"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const BackendResult& b = result.backends[i];
+    EXPECT_EQ(b.backend, names[i]);
+    EXPECT_EQ(b.error, "") << b.backend;
+    EXPECT_EQ(b.verified, i == 0 ? "reference" : "same bytes") << b.backend;
+    EXPECT_DOUBLE_EQ(b.median_ms, 1.5) << b.backend;
+    EXPECT_EQ(b.graph_nodes, i == 0 ? 0u : 7u) << b.backend;
+  }
+  // Every graph is launched on the main stream: 1 verification + 1 warmup + 3 timed each.
+  EXPECT_EQ(calls_named("cuGraphLaunch").size(), 3u * 5);
+  // The program's memory was put back: the last DtoD copies restore each written range.
+  const auto copies = calls_named("cuMemcpyDtoDAsync");
+  ASSERT_GE(copies.size(), 2u);
+  std::set<std::uint64_t> restored = {copies[copies.size() - 2].args[0], copies[copies.size() - 1].args[0]};
+  EXPECT_EQ(restored, (std::set<std::uint64_t>{0x7f0000000000, 0x7f0000100000}));
+}
+
+TEST_F(ReplayStub, LoadDriverApiNamesAMissingFunction) {
+  g_missing = "cuGraphGetNodes";
+  DriverApi api;
+  std::string missing;
+  EXPECT_FALSE(load_driver_api(lookup, api, &missing));
+  EXPECT_EQ(missing, "cuGraphGetNodes");
+  EXPECT_EQ(api.graph_get_nodes, nullptr);
+  EXPECT_NE(api.graph_launch, nullptr);
+}
+
+TEST_F(ReplayStub, FailingLaunchThrowsAReplayErrorNamingTheTask) {
+  g_launch_result = CUDA_ERROR_LAUNCH_FAILED;
+  Replayer replayer(api_, plan_);
+  try {
+    replayer.issue_eager();
+    FAIL() << "no ReplayError";
+  } catch (const ReplayError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel launch for task 30 (k30)"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos) << what;
+  }
+  // A failed capture still ends the capture, so the stream stays usable.
+  const std::size_t start = g_log.size();
+  EXPECT_THROW(replayer.instantiate(Backend::Graph), ReplayError);
+  EXPECT_EQ(g_log.back().name, "cuGraphDestroy");
+  EXPECT_EQ(calls_named("cuStreamEndCapture").size(), 1u);
+  EXPECT_GT(g_log.size(), start);
+}
+
+TEST_F(ReplayStub, FailingLaunchInRunBenchIsReportedNamingTheTask) {
+  g_launch_result = CUDA_ERROR_LAUNCH_FAILED;
+  BenchOptions options;
+  options.iterations = 1;
+  options.warmup = 0;
+  const BenchResult checked = run_bench(api_, plan_, options);
+  EXPECT_NE(checked.error.find("task 30"), std::string::npos) << checked.error;
+
+  options.verify = false;
+  const BenchResult unchecked = run_bench(api_, plan_, options);
+  EXPECT_EQ(unchecked.error, "");
+  ASSERT_EQ(unchecked.backends.size(), 4u);
+  for (const BackendResult& b : unchecked.backends) {
+    EXPECT_NE(b.error.find("task 30"), std::string::npos) << b.backend << ": " << b.error;
+  }
+}
+
+}  // namespace
+}  // namespace nimble::replayer
+
+namespace nimble::replayer {
+namespace {
+
+// A launch with attributes (a cluster) needs cuLaunchKernelEx and keeps them; the plain ones do not.
+TEST_F(ReplayStub, AttributesGoThroughLaunchKernelEx) {
+  LaunchAttribute cluster;
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value = {2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
+  plan_.ops[2].kernel.attributes.push_back(cluster);
+  Replayer replayer(api_, plan_);
+  const std::size_t start = g_log.size();
+  replayer.issue_eager();
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuMemcpyHtoDAsync", "cuMemsetD32Async", "cuLaunchKernelEx",
+                                                    "cuLaunchKernel", "cuLaunchKernel"}));
+  EXPECT_EQ(calls_named("cuLaunchKernelEx").at(0).args.at(0), fn(30));
+}
+
+}  // namespace
+}  // namespace nimble::replayer
