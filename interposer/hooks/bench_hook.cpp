@@ -43,10 +43,16 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
     // Replay gives freed allocations their own memory: drop conflicts that were address reuse.
     const replayer::RenameStats renamed = replayer::rename_memory(trace);
     renaming = {{"edges_recorded", renamed.edges_before}, {"edges_after_renaming", renamed.edges_after}};
-    scheduler::schedule_trace(trace);
+    const scheduler::Stats stats = scheduler::schedule_trace(trace);
+    // The shape of the graph that is replayed (after renaming): how much concurrency there is.
     schedule = {{"algorithm", trace.schedule->algorithm},
                 {"streams", trace.schedule->streams},
-                {"syncs", trace.schedule->syncs}};
+                {"syncs", trace.schedule->syncs},
+                {"edges", stats.edges},
+                {"reduced_edges", stats.meg_edges},
+                {"width_lower_bound", stats.width_lower_bound},
+                {"width_upper_bound", stats.width_upper_bound},
+                {"simulated_makespan_us", stats.makespan_us}};
   } catch (const std::exception& e) {
     result.error = std::string("the trace could not be scheduled: ") + e.what();
   }

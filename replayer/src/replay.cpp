@@ -1,7 +1,11 @@
 #include "nimble/replayer/replay.hpp"
 
+#include "nimble/replayer/launch_diagnosis.hpp"
+
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <utility>
 
 namespace nimble::replayer {
 
@@ -57,6 +61,7 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
     }
     for (std::uint32_t offset : k.param_offsets) params_[i].push_back(args_[i].data() + offset);
   }
+  raise_shared_memory_limits();
   streams_.resize(static_cast<std::size_t>(std::max(1, plan.streams)), nullptr);
   for (auto& s : streams_) check(api, api.stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   done_.resize(plan.ops.size(), nullptr);
@@ -71,8 +76,44 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
   check(api, api.mem_alloc_host(&host_out_, host), "cuMemAllocHost (replay output buffer)");
 }
 
+// A kernel's dynamic shared memory limit is a property of the kernel that the program changes
+// as it goes (cuDNN sets it before each launch to what that launch needs), so at replay time it
+// may be below what a recorded launch used. Raise it where needed, for as long as the Replayer
+// lives, and put the program's values back afterwards.
+void Replayer::raise_shared_memory_limits() {
+  std::map<CUfunction, std::pair<unsigned, bool>> needed;  // handle -> (bytes, is CUkernel)
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    if (op.kind != OpKind::Kernel || op.kernel.shared_mem == 0) continue;
+    auto& [bytes, is_cukernel] = needed[functions_[i]];
+    bytes = std::max(bytes, op.kernel.shared_mem);
+    is_cukernel = op.kernel.is_cukernel;
+  }
+  const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+  CUdevice device = 0;
+  const bool have_device = api_.ctx_get_device && api_.ctx_get_device(&device) == CUDA_SUCCESS;
+  for (const auto& [f, need] : needed) {
+    const auto [bytes, is_cukernel] = need;
+    const auto kernel = reinterpret_cast<CUkernel>(f);
+    int current = 0;
+    const CUresult got = is_cukernel
+        ? (have_device ? api_.kernel_get_attribute(&current, attribute, kernel, device) : CUDA_ERROR_INVALID_CONTEXT)
+        : api_.func_get_attribute(&current, attribute, f);
+    if (got != CUDA_SUCCESS || current >= static_cast<int>(bytes)) continue;  // unknown: launch and see
+    const CUresult set = is_cukernel ? api_.kernel_set_attribute(attribute, static_cast<int>(bytes), kernel, device)
+                                     : api_.func_set_attribute(f, attribute, static_cast<int>(bytes));
+    if (set == CUDA_SUCCESS) raised_.push_back({f, is_cukernel, current});
+  }
+  limits_device_ = device;
+}
+
 Replayer::~Replayer() {
   // Best effort: never throw from here.
+  for (const RaisedLimit& r : raised_) {
+    const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    if (r.is_cukernel) api_.kernel_set_attribute(attribute, r.original, reinterpret_cast<CUkernel>(r.function), limits_device_);
+    else api_.func_set_attribute(r.function, attribute, r.original);
+  }
   for (auto e : execs_) api_.graph_exec_destroy(e);
   for (auto g : graphs_) api_.graph_destroy(g);
   for (auto e : done_) if (e) api_.event_destroy(e);
@@ -128,14 +169,17 @@ void Replayer::issue(std::size_t i, CUstream s) {
       void** params = use_extra ? nullptr : params_[i].data();
       void** extra_arg = use_extra ? extra : nullptr;
       // Without attributes, the plain launch the program itself used most of the time.
-      const CUresult r = attrs.empty()
-          ? api_.launch_kernel(functions_[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
-                               k.block[2], k.shared_mem, s, params, extra_arg)
-          : api_.launch_kernel_ex(&config, functions_[i], params, extra_arg);
+      auto launch = [&](CUfunction f) {
+        return attrs.empty()
+            ? api_.launch_kernel(f, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
+                                 k.block[2], k.shared_mem, s, params, extra_arg)
+            : api_.launch_kernel_ex(&config, f, params, extra_arg);
+      };
+      const CUresult r = launch(functions_[i]);
+      if (r == CUDA_SUCCESS) return;
       check(api_, r, "kernel launch for " + where(op) + " (" + (k.is_cukernel ? "CUkernel" : "CUfunction") +
-                         ", " + std::to_string(k.param_offsets.size()) + " parameters, " +
-                         std::to_string(args_[i].size()) + " argument bytes, " + std::to_string(attrs.size()) +
-                         " attributes)");
+                         ", " + std::to_string(attrs.size()) + " attributes; " + describe_launch(k) + "; " +
+                         describe_kernel_limits(api_, functions_[i], k.is_cukernel) + ")");
       return;
     }
     case OpKind::Copy: {

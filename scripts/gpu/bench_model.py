@@ -1,31 +1,73 @@
-"""One torchvision model under `nimble bench`: measures plain eager and PyTorch's own CUDA graph in
-this process, then runs RANGES profiler ranges of one forward pass each (nimble records the last
-one and replays it with every backend right there), then checks the program's results are
-unchanged by the replay. Prints one JSON line (the eager and CUDA-graph medians, the check).
+"""One torchvision (or timm) model under `nimble bench`, inference or a training step.
+
+Measures, in this process: plain eager and PyTorch's own CUDA graph of the same iteration (medians
+of CUDA-event times). Then runs RANGES profiler ranges of one iteration each; nimble records the
+last one and replays it with every backend right there. Finally checks that the program's
+results are unchanged by the replay:
+  infer: the output after the bench is bitwise the output before it;
+  train: with CHECK=1, the weights after the bench are bitwise those the recorded step produced
+         (nimble must restore every byte it replays over). The host copies this takes are part
+         of the recorded step, so timing runs leave CHECK unset and report no check.
+Prints one JSON line (times, checks, versions).
 
   nimble bench --iteration 5 -o out.json -- python3 scripts/gpu/bench_model.py resnet50
-Environment: BATCH (1), ITERATIONS (200), RANGES (5, must equal nimble's --iteration).
+  nimble bench --iteration 5 -o out.json -- python3 scripts/gpu/bench_model.py resnet18 --train --batch 32
+Environment: ITERATIONS (200), RANGES (5, must equal nimble's --iteration), CHECK (train only).
 """
+import argparse
 import json
 import os
 import statistics
-import sys
 
 import torch
 import torchvision
 
-name = sys.argv[1]
-batch = int(os.environ.get("BATCH", "1"))
+parser = argparse.ArgumentParser()
+parser.add_argument("model")
+parser.add_argument("--train", action="store_true", help="a training step (CIFAR-shaped input, SGD)")
+parser.add_argument("--batch", type=int, default=None, help="batch size (1 for inference, 32 for training)")
+args = parser.parse_args()
+name = args.model
+batch = args.batch or (32 if args.train else 1)
 iterations = int(os.environ.get("ITERATIONS", "200"))
 ranges = int(os.environ.get("RANGES", "5"))
+check_weights = args.train and os.environ.get("CHECK") == "1"
 torch.backends.cudnn.benchmark = True
 torch.manual_seed(0)
-kwargs = {"init_weights": True} if name in ("inception_v3", "googlenet") else {}
-if name in ("inception_v3", "googlenet"):
-    kwargs["aux_logits"] = False
-model = torchvision.models.get_model(name, weights=None, **kwargs).cuda().eval()
-size = 299 if name == "inception_v3" else 224
+
+
+def build_model():
+    if name.startswith("timm/"):
+        import timm
+        return timm.create_model(name[5:], pretrained=False, num_classes=10 if args.train else 1000)
+    kwargs = {"num_classes": 10} if args.train else {}
+    if name in ("inception_v3", "googlenet"):
+        kwargs.update(init_weights=True, aux_logits=False)
+    return torchvision.models.get_model(name, weights=None, **kwargs)
+
+
+model = build_model().cuda()
+if args.train:
+    model.train()
+    size = 32  # CIFAR-shaped
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    target = torch.randint(0, 10, (batch,), device="cuda")
+else:
+    model.eval()
+    size = 299 if name == "inception_v3" else 224
 x = torch.randn(batch, 3, size, size, device="cuda")
+
+
+def step(inp):
+    if not args.train:
+        with torch.no_grad():
+            return model(inp)
+    optimizer.zero_grad(set_to_none=True)
+    loss = loss_fn(model(inp), target)
+    loss.backward()
+    optimizer.step()
+    return loss
 
 
 def median_ms(fn, n):
@@ -39,37 +81,52 @@ def median_ms(fn, n):
     return statistics.median(s.elapsed_time(e) for s, e in zip(start, end))
 
 
-with torch.no_grad():
-    for _ in range(20):
-        model(x)
-    torch.cuda.synchronize()
-    eager_ms = median_ms(lambda: model(x), iterations)
+for _ in range(20):
+    step(x)
+torch.cuda.synchronize()
+eager_ms = median_ms(lambda: step(x), iterations)
 
-    # PyTorch's own CUDA graph of the same forward pass.
+# PyTorch's own CUDA graph of the same iteration (whole-network capture, as its docs show).
+cudagraph_ms, cudagraph_error = None, None
+try:
     static_x = x.clone()
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
-            model(static_x)
+            step(static_x)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        static_y = model(static_x)
+        step(static_x)
     graph.replay()
     torch.cuda.synchronize()
     cudagraph_ms = median_ms(graph.replay, iterations)
+except Exception as e:  # a model PyTorch cannot capture still gets its nimble numbers
+    cudagraph_error = f"{type(e).__name__}: {e}"[:200]
+    torch.cuda.synchronize()
 
-    reference = model(x).clone()
-    for i in range(ranges):  # nimble times the first RANGES-1, records and replays the last
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        y = model(x)
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
-    after = model(x)
+reference = step(x).clone() if not args.train else None
+snapshot = None
+for i in range(ranges):  # nimble times the first RANGES-1, records and replays the last
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    y = step(x)
+    if check_weights and i == ranges - 1:
+        # Host copies of what the recorded step produced (replay never writes host memory).
+        snapshot = [p.detach().cpu() for p in model.parameters()]
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+# nimble's bench ran inside the last profiler.stop(); everything below sees its aftermath.
+if args.train:
+    unchanged = None if not check_weights else all(torch.equal(p.detach().cpu(), s) for p, s in zip(model.parameters(), snapshot))
+else:
+    after = step(x)
     torch.cuda.synchronize()
     unchanged = bool(torch.equal(y, reference) and torch.equal(after, reference))
 
-print(json.dumps({"model": name, "batch": batch, "eager_ms": eager_ms, "cudagraph_ms": cudagraph_ms,
-                  "results_unchanged": unchanged, "device": torch.cuda.get_device_name()}))
+print(json.dumps({"model": name, "mode": "train" if args.train else "infer", "batch": batch,
+                  "eager_ms": eager_ms, "cudagraph_ms": cudagraph_ms, "cudagraph_error": cudagraph_error,
+                  "results_unchanged": unchanged, "device": torch.cuda.get_device_name(),
+                  "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "cudnn": torch.backends.cudnn.version()}))

@@ -31,6 +31,6 @@ with torch.no_grad():
             recorded_ms = elapsed
         else:
             times.append(elapsed)
-print(json.dumps({"median_ms": statistics.median(times), "recorded_ms": recorded_ms,
+print(json.dumps({"median_ms": statistics.median(times), "recorded_ms": recorded_ms, "iterations": iterations,
                   "preload": "libnimble" in os.environ.get("LD_PRELOAD", ""),
                   "mode": os.environ.get("NIMBLE_MODE", "")}))

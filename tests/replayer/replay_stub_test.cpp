@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nimble/replayer/bench.hpp"
+#include "nimble/replayer/launch_diagnosis.hpp"
 #include "nimble/replayer/replay.hpp"
 #include "test_util.hpp"
 
@@ -40,6 +41,9 @@ std::uintptr_t g_next_handle = 0x1000;
 std::uint64_t g_next_device = 0xd00000000000;
 std::vector<void*> g_host_allocs;
 CUresult g_launch_result = CUDA_SUCCESS;
+// Launches of this handle fail with CUDA_ERROR_INVALID_VALUE (a CUkernel the launch will not take).
+std::uintptr_t g_rejected_handle = 0;
+constexpr std::uintptr_t kResolvedOffset = 0x100000;  // cuKernelGetFunction: handle + this
 const char* g_missing = nullptr;  // the lookup returns nullptr for this name
 
 template <typename T>
@@ -94,7 +98,7 @@ DriverApi make_fake() {
       c.param0.assign(p, p + 8);
     }
     g_log.push_back(std::move(c));
-    return g_launch_result;
+    return u(f) == g_rejected_handle ? CUDA_ERROR_INVALID_VALUE : g_launch_result;
   };
   // Launches without attributes use the plain cuLaunchKernel, as the program mostly did.
   a.launch_kernel = [](CUfunction f, unsigned gx, unsigned, unsigned, unsigned bx, unsigned, unsigned, unsigned,
@@ -105,7 +109,7 @@ DriverApi make_fake() {
       c.param0.assign(p, p + 8);
     }
     g_log.push_back(std::move(c));
-    return g_launch_result;
+    return u(f) == g_rejected_handle ? CUDA_ERROR_INVALID_VALUE : g_launch_result;
   };
   a.memcpy_htod_async = [](CUdeviceptr dst, const void* src, std::size_t n, CUstream s) {
     record("cuMemcpyHtoDAsync", s, {dst, u(src), n});
@@ -151,7 +155,24 @@ DriverApi make_fake() {
     return CUDA_SUCCESS;
   };
   a.get_error_name = [](CUresult r, const char** name) {
-    *name = r == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+    *name = r == CUDA_ERROR_LAUNCH_FAILED ? "CUDA_ERROR_LAUNCH_FAILED"
+            : r == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
+    return CUDA_SUCCESS;
+  };
+  a.ctx_get_device = [](CUdevice* d) { *d = 3; return CUDA_SUCCESS; };
+  // Attribute values: 1000 + the attribute's number, so a message shows which was asked.
+  a.func_get_attribute = [](int* v, CUfunction_attribute attr, CUfunction) { *v = 1000 + attr; return CUDA_SUCCESS; };
+  a.kernel_get_attribute = [](int* v, CUfunction_attribute attr, CUkernel, CUdevice d) {
+    *v = 2000 + attr + 100 * d;
+    return CUDA_SUCCESS;
+  };
+  a.func_set_attribute = [](CUfunction f, CUfunction_attribute attr, int v) {
+    record("cuFuncSetAttribute", nullptr, {u(f), static_cast<std::uint64_t>(attr), static_cast<std::uint64_t>(v)});
+    return CUDA_SUCCESS;
+  };
+  a.kernel_set_attribute = [](CUfunction_attribute attr, int v, CUkernel k, CUdevice d) {
+    record("cuKernelSetAttribute", nullptr, {u(k), static_cast<std::uint64_t>(attr), static_cast<std::uint64_t>(v),
+                                             static_cast<std::uint64_t>(d)});
     return CUDA_SUCCESS;
   };
   return a;
@@ -207,6 +228,7 @@ class ReplayStub : public ::testing::Test {
     g_log.clear();
     g_host_allocs.clear();
     g_launch_result = CUDA_SUCCESS;
+    g_rejected_handle = 0;
     g_missing = nullptr;
     std::string missing;
     ASSERT_TRUE(load_driver_api(lookup, api_, &missing)) << missing;
@@ -216,7 +238,10 @@ class ReplayStub : public ::testing::Test {
     plan_ = std::move(*r.plan);
     ASSERT_EQ(plan_.ops.size(), 5u);
   }
-  void TearDown() override { g_launch_result = CUDA_SUCCESS; }
+  void TearDown() override {
+    g_launch_result = CUDA_SUCCESS;
+    g_rejected_handle = 0;
+  }
 
   // The calls logged from `from` on that are GPU work or ordering (no creation/teardown).
   static std::vector<std::string> names(std::size_t from = 0) {
@@ -502,6 +527,69 @@ TEST_F(ReplayStub, AttributesGoThroughLaunchKernelEx) {
   EXPECT_EQ(names(start), (std::vector<std::string>{"cuMemcpyHtoDAsync", "cuMemsetD32Async", "cuLaunchKernelEx",
                                                     "cuLaunchKernel", "cuLaunchKernel"}));
   EXPECT_EQ(calls_named("cuLaunchKernelEx").at(0).args.at(0), fn(30));
+}
+
+}  // namespace
+}  // namespace nimble::replayer
+
+namespace nimble::replayer {
+namespace {
+
+// The fake reports a dynamic shared memory limit of 1000 + 8 (CUfunction) and 2000 + 8 + 300
+// (CUkernel on device 3). Launches that need more get the limit raised for the replay only.
+TEST_F(ReplayStub, DynamicSharedMemoryLimitsAreRaisedForTheReplayAndPutBack) {
+  const auto attr = static_cast<std::uint64_t>(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  ASSERT_EQ(attr, 8u);
+  plan_.ops[2].kernel.shared_mem = 512;    // kernel 30, CUfunction: under its limit of 1008
+  plan_.ops[3].kernel.shared_mem = 4096;   // kernel 40, CUfunction: over it
+  plan_.ops[4].kernel.shared_mem = 32768;  // kernel 50, CUkernel: over 2308
+  plan_.ops[4].kernel.is_cukernel = true;
+  {
+    Replayer replayer(api_, plan_);
+    const auto func = calls_named("cuFuncSetAttribute");
+    ASSERT_EQ(func.size(), 1u);
+    EXPECT_EQ(func[0].args, (std::vector<std::uint64_t>{fn(40), attr, 4096}));
+    const auto kernel = calls_named("cuKernelSetAttribute");
+    ASSERT_EQ(kernel.size(), 1u);
+    EXPECT_EQ(kernel[0].args, (std::vector<std::uint64_t>{fn(50), attr, 32768, 3}));
+    replayer.issue_eager();
+    EXPECT_EQ(calls_named("cuFuncSetAttribute").size(), 1u) << "raised once, not per launch";
+  }
+  const auto func = calls_named("cuFuncSetAttribute");
+  const auto kernel = calls_named("cuKernelSetAttribute");
+  ASSERT_EQ(func.size(), 2u);
+  ASSERT_EQ(kernel.size(), 2u);
+  EXPECT_EQ(func[1].args, (std::vector<std::uint64_t>{fn(40), attr, 1008})) << "the program's limit is back";
+  EXPECT_EQ(kernel[1].args, (std::vector<std::uint64_t>{fn(50), attr, 2308, 3}));
+}
+
+TEST_F(ReplayStub, FailedLaunchNamesTheRecordedShapeAndTheKernelsLimits) {
+  g_rejected_handle = fn(40);
+  Replayer replayer(api_, plan_);
+  try {
+    replayer.issue_eager();
+    FAIL() << "no ReplayError";
+  } catch (const ReplayError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("task 40"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << what;
+    EXPECT_NE(what.find("grid 2x1x1, block 64x1x1, dynamic shared 0 bytes, 1 parameters in 8 argument bytes"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("max threads/block " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("static shared bytes " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)),
+              std::string::npos) << what;
+  }
+}
+
+TEST_F(ReplayStub, CUkernelLimitsAreAskedForTheCurrentDevice) {
+  const std::string limits = describe_kernel_limits(api_, reinterpret_cast<CUfunction>(fn(40)), true);
+  EXPECT_NE(limits.find("registers " + std::to_string(2000 + CU_FUNC_ATTRIBUTE_NUM_REGS + 300)), std::string::npos)
+      << limits;
+  DriverApi without = api_;
+  without.kernel_get_attribute = nullptr;
+  EXPECT_NE(describe_kernel_limits(without, reinterpret_cast<CUfunction>(fn(40)), true).find("registers ?"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -48,7 +48,12 @@ namespace nimble::replayer {
   X(mem_alloc_host, "cuMemAllocHost", 3020, PFN_cuMemAllocHost_v3020)                   \
   X(mem_free_host, "cuMemFreeHost", 2000, PFN_cuMemFreeHost_v2000)                      \
   X(mem_get_info, "cuMemGetInfo", 3020, PFN_cuMemGetInfo_v3020)                         \
-  X(get_error_name, "cuGetErrorName", 6000, PFN_cuGetErrorName_v6000)
+  X(get_error_name, "cuGetErrorName", 6000, PFN_cuGetErrorName_v6000)                  \
+  X(ctx_get_device, "cuCtxGetDevice", 2000, PFN_cuCtxGetDevice_v2000)                   \
+  X(func_get_attribute, "cuFuncGetAttribute", 2020, PFN_cuFuncGetAttribute_v2020)       \
+  X(kernel_get_attribute, "cuKernelGetAttribute", 12000, PFN_cuKernelGetAttribute_v12000) \
+  X(func_set_attribute, "cuFuncSetAttribute", 9000, PFN_cuFuncSetAttribute_v9000)       \
+  X(kernel_set_attribute, "cuKernelSetAttribute", 12000, PFN_cuKernelSetAttribute_v12000)
 
 struct DriverApi {
 #define NIMBLE_REPLAY_FIELD(field, name, version, pfn) pfn field = nullptr;

@@ -53,6 +53,7 @@ class Replayer {
 
  private:
   void issue(std::size_t op, CUstream stream);
+  void raise_shared_memory_limits();
   CUdeviceptr resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const;
   void capture_single(CUstream s);
   void capture_streams();
@@ -73,6 +74,13 @@ class Replayer {
   void* host_out_ = nullptr;                  // where device-to-host copies land
   std::vector<CUgraph> graphs_;
   std::vector<CUgraphExec> execs_;
+  struct RaisedLimit {
+    CUfunction function;
+    bool is_cukernel;
+    int original;  // the program's dynamic shared memory limit, put back by the destructor
+  };
+  std::vector<RaisedLimit> raised_;
+  CUdevice limits_device_ = 0;
 };
 
 }  // namespace nimble::replayer
