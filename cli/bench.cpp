@@ -43,6 +43,11 @@ void add_bench_command(CLI::App& app) {
                   "memory (default: tasks of one stream ordered by memory conflicts, events and syncs) "
                   "or stream-order (the program's stream order)")
       ->check([](const std::string& value) { return check_dependencies(value); });
+  options->bench_max_streams = 8;
+  cmd->add_option("--max-streams", options->bench_max_streams,
+                  "cap the replayed schedule at K streams, merging those that cost the least makespan "
+                  "(default 8; 0: as many as the concurrency asks)")
+      ->check(CLI::Range(0, 1024));
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
     // The results this run writes, read back below: never an earlier run's file, and never

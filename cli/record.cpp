@@ -136,6 +136,7 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
       "NIMBLE_DEPENDENCIES=" + options.dependencies,
   };
   if (options.bench_iterations > 0) env.push_back("NIMBLE_BENCH=" + std::to_string(options.bench_iterations));
+  if (options.bench_max_streams >= 0) env.push_back("NIMBLE_BENCH_MAX_STREAMS=" + std::to_string(options.bench_max_streams));
   // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
   if (options.capture_range.rfind("nvtx:", 0) == 0) env.push_back("NVTX_INJECTION64_PATH=" + preload);
   return env;

@@ -19,6 +19,7 @@ struct RecordOptions {
   int iteration = 1;
   std::string dependencies = "stream-order";  // or "memory" (docs/dependencies.md)
   int bench_iterations = 0;  // nimble bench: replays per backend (0: record only)
+  int bench_max_streams = -1;  // nimble bench: cap on the schedule's streams (0: none; -1: the library's default)
   std::vector<std::string> command;
 };
 

@@ -11,7 +11,8 @@
 # Environment: OUT (/tmp/nimble-experiments), NIMBLE_BUILD_DIR (build-gpu: bin/nimble and
 # lib/libnimble.so), ALLOCATORS ("async": PyTorch's cudaMallocAsync backend; add "caching" for
 # the default allocator), TRAIN_BATCHES ("32 64 128"), DEADLINE (seconds; later runs are skipped
-# and listed), ITERATIONS (200), CHECK=1 (training: also check the weights nimble restored).
+# and listed), ITERATIONS (200), MAX_STREAMS (`nimble bench --max-streams`: 8 by default, 0 = no cap; named in the run when set),
+# DETERMINISTIC=1 (deterministic algorithms: "-det" runs), CHECK=1 (training: also check the weights nimble restored).
 # A failing model is reported and the rest go on.
 set -u
 cd "$(dirname "$0")/.."
@@ -46,21 +47,23 @@ for run in "${runs[@]}"; do
   # CHECK=1 (training): the weights check, whose host copies are part of the recorded step, so
   # these runs are kept apart from the timing runs ("train-check" rows, not in the charts).
   label=$kind; [ "$kind" = train ] && [ "${CHECK:-}" = 1 ] && label=train-check
-  name="$label.$model.b$batch.$allocator"
+  [ "${DETERMINISTIC:-}" = 1 ] && label=$label-det
+  name="$label.$model.b$batch.$allocator${MAX_STREAMS:+.s$MAX_STREAMS}"
   if [ "$SECONDS" -ge "$DEADLINE" ]; then
     echo "[$i/${#runs[@]}] $name: SKIPPED (time budget of ${DEADLINE}s used)"
     continue
   fi
   conf=""; [ "$allocator" = async ] && conf="backend:cudaMallocAsync"
   flags=(--batch "$batch"); [ "$kind" = train ] && flags+=(--train)
+  bench_flags=(); [ -n "${MAX_STREAMS:-}" ] && bench_flags=(--max-streams "$MAX_STREAMS")
   start=$SECONDS
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 300 "$BUILD/bin/nimble" bench --iterations "${ITERATIONS:-200}" \
-    --iteration "$RANGES" -o "$OUT/runs/$name.json" -- python3 scripts/gpu/bench_model.py "$model" "${flags[@]}" \
+    --iteration "$RANGES" "${bench_flags[@]}" -o "$OUT/runs/$name.json" -- python3 scripts/gpu/bench_model.py "$model" "${flags[@]}" \
     > "$OUT/runs/$name.log" 2>&1
   status=$?
   line=$(grep -h 'graph-nimble-streams\|error\|Error' "$OUT/runs/$name.log" | tail -1 | cut -c1-140)
   echo "[$i/${#runs[@]}] $name: exit $status in $((SECONDS - start))s ${line:+($line)}"
-  rm -f "$OUT/runs/$name.json"  # the trace itself is large; the bench results stay
+  gzip -f "$OUT/runs/$name.json" 2>/dev/null  # the trace, for timelines (nimble export reads it unzipped)
 done
 python3 scripts/gpu/experiment_report.py "$OUT/runs" "$OUT"
 # One archive with the runs (traces, bench results, logs) next to the tables and charts.

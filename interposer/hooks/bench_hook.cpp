@@ -43,9 +43,12 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
     // Replay gives freed allocations their own memory: drop conflicts that were address reuse.
     const replayer::RenameStats renamed = replayer::rename_memory(trace);
     renaming = {{"edges_recorded", renamed.edges_before}, {"edges_after_renaming", renamed.edges_after}};
-    const scheduler::Stats stats = scheduler::schedule_trace(trace);
+    scheduler::Options options;
+    options.max_streams = static_cast<std::uint32_t>(config().bench_max_streams);
+    const scheduler::Stats stats = scheduler::schedule_trace(trace, options);
     // The shape of the graph that is replayed (after renaming): how much concurrency there is.
     schedule = {{"algorithm", trace.schedule->algorithm},
+                {"max_streams", options.max_streams ? json(options.max_streams) : json(nullptr)},
                 {"streams", trace.schedule->streams},
                 {"syncs", trace.schedule->syncs},
                 {"edges", stats.edges},

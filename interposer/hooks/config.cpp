@@ -73,6 +73,14 @@ Config parse_config(const GetEnv& getenv) {
     c.errors.push_back("NIMBLE_BENCH=" + std::string(get("NIMBLE_BENCH")) + " is too many replays (at most 100000)");
   }
   if (auto o = get("NIMBLE_BENCH_OUTPUT"); !o.empty()) c.bench_output = std::string(o);
+  if (auto m = get("NIMBLE_BENCH_MAX_STREAMS"); !m.empty()) {
+    if (m == "0") {
+      c.bench_max_streams = 0;
+    } else if (!parse_positive_int(m, c.bench_max_streams) || c.bench_max_streams > 1024) {
+      c.errors.push_back("NIMBLE_BENCH_MAX_STREAMS=" + std::string(m) +
+                         " is not a number of streams (1 to 1024, or 0 for no cap)");
+    }
+  }
   if (auto d = get("NIMBLE_DEBUG"); !d.empty() && d != "0") c.debug = true;
 
   if (!c.errors.empty()) c.record = false;

@@ -21,6 +21,10 @@ struct Config {
   std::string dependencies = "stream-order";  // NIMBLE_DEPENDENCIES: stream-order or memory
   int bench_iterations = 0;                // NIMBLE_BENCH=N: replay the recorded iteration N times
   std::string bench_output;                // NIMBLE_BENCH_OUTPUT (default: beside the trace)
+  // NIMBLE_BENCH_MAX_STREAMS: cap on the replayed schedule's streams; 0 = as many as the DAG's
+  // concurrency asks. 8 by default: wide training DAGs (200+ streams uncapped) replay far slower
+  // uncapped (docs/replay.md has the measurements).
+  int bench_max_streams = 8;
   std::vector<std::string> errors;         // problems found; recording stays off if any
 };
 

@@ -16,6 +16,12 @@ std::string fixed(double v, int digits = 3) {
   return buf;
 }
 
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 }  // namespace
 
 TraceBounds trace_bounds(const trace::Trace& trace) {
@@ -43,6 +49,8 @@ json bench_to_json(const BenchResult& result, const TraceBounds& bounds, std::op
               {"critical_path_us", bounds.critical_path_us},
               {"tasks_with_duration", bounds.tasks_with_duration},
               {"saved_bytes", result.saved_bytes},
+              {"checked_ranges", result.checked_ranges},
+              {"nondeterministic_ranges", result.nondeterministic_ranges},
               {"schedule", schedule_summary}};
   if (!result.error.empty()) out["error"] = result.error;
   json backends = json::array();
@@ -54,6 +62,11 @@ json bench_to_json(const BenchResult& result, const TraceBounds& bounds, std::op
       entry["p90_ms"] = b.p90_ms;
       if (b.graph_nodes) entry["graph_nodes"] = b.graph_nodes;
       entry["memory_check"] = b.verified;
+      if (!b.differing.empty()) {
+        json ranges = json::array();
+        for (const MemoryRange& r : b.differing) ranges.push_back({{"addr", hex(r.addr)}, {"size", r.size}});
+        entry["differing_ranges"] = std::move(ranges);
+      }
     } else {
       entry["error"] = b.error;
     }
@@ -97,6 +110,11 @@ std::string bench_table(const json& bench) {
       << " ms (a single stream cannot beat it)\n";
   out << "  critical path          " << fixed(bench.value("critical_path_us", 0.0) / 1000.0)
       << " ms (no schedule can beat it)\n";
+  const std::size_t nondeterministic = bench.value("nondeterministic_ranges", std::size_t{0});
+  if (nondeterministic > 0) {
+    out << "  memory check           " << nondeterministic << " of " << bench.value("checked_ranges", std::size_t{0})
+        << " ranges differ between eager replays themselves (nondeterministic kernels); not compared\n";
+  }
   if (bench.contains("error")) out << "  error: " << bench["error"].get<std::string>() << "\n";
   return out.str();
 }

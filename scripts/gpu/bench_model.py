@@ -12,13 +12,18 @@ Prints one JSON line (times, checks, versions).
 
   nimble bench --iteration 5 -o out.json -- python3 scripts/gpu/bench_model.py resnet50
   nimble bench --iteration 5 -o out.json -- python3 scripts/gpu/bench_model.py resnet18 --train --batch 32
-Environment: ITERATIONS (200), RANGES (5, must equal nimble's --iteration), CHECK (train only).
+Environment: ITERATIONS (200), RANGES (5, must equal nimble's --iteration), CHECK (train only),
+DETERMINISTIC=1 (deterministic algorithms, so nimble's byte-for-byte memory check cannot be
+confused by kernels whose atomics land in a different order from run to run).
 """
 import argparse
 import json
 import os
 import statistics
 
+deterministic = os.environ.get("DETERMINISTIC") == "1"
+if deterministic:
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts
 import torch
 import torchvision
 
@@ -32,7 +37,10 @@ batch = args.batch or (32 if args.train else 1)
 iterations = int(os.environ.get("ITERATIONS", "200"))
 ranges = int(os.environ.get("RANGES", "5"))
 check_weights = args.train and os.environ.get("CHECK") == "1"
-torch.backends.cudnn.benchmark = True
+torch.backends.cudnn.benchmark = not deterministic
+if deterministic:
+    torch.backends.cudnn.deterministic = True
+    torch.use_deterministic_algorithms(True, warn_only=True)  # ops without one still run (warned)
 torch.manual_seed(0)
 
 
@@ -128,5 +136,5 @@ else:
 print(json.dumps({"model": name, "mode": "train" if args.train else "infer", "batch": batch,
                   "eager_ms": eager_ms, "cudagraph_ms": cudagraph_ms, "cudagraph_error": cudagraph_error,
                   "results_unchanged": unchanged, "device": torch.cuda.get_device_name(),
-                  "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "deterministic": deterministic, "torch": torch.__version__, "cuda": torch.version.cuda,
                   "cudnn": torch.backends.cudnn.version()}))

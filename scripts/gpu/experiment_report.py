@@ -15,10 +15,10 @@ import os
 import subprocess
 import sys
 
-FIELDS = ["mode", "model", "batch", "allocator", "eager_ms", "cudagraph_ms", "replay_eager_ms",
+FIELDS = ["mode", "model", "batch", "allocator", "max_streams", "eager_ms", "cudagraph_ms", "replay_eager_ms",
           "graph1_ms", "graphN_ms", "graphE_ms", "tasks", "edges", "reduced_edges", "width_lo",
           "width_hi", "streams", "waits", "serial_ms", "critical_ms", "simulated_ms", "gpu_busy",
-          "memory_check", "results_unchanged", "error"]
+          "memory_check", "results_unchanged", "replays", "error"]
 BACKENDS = {"replay_eager_ms": "eager-replay", "graph1_ms": "graph-1-stream",
             "graphN_ms": "graph-nimble-streams", "graphE_ms": "graph-from-edges"}
 
@@ -37,10 +37,11 @@ def collect(runs):
             env.setdefault(key, program.get(key))
         bench_path = os.path.join(runs, run + ".bench.json")
         bench = json.load(open(bench_path)) if os.path.exists(bench_path) else {}
-        kind, model, batch, allocator = (run.split(".") + ["", "", "", ""])[:4]
+        kind, model, batch, allocator, cap = (run.split(".") + ["", "", "", "", ""])[:5]
         schedule = bench.get("schedule") or {}
         times = {b["backend"]: b for b in bench.get("backends", [])}
         row = {"mode": kind, "model": model, "batch": batch.lstrip("b"), "allocator": allocator,
+               "max_streams": cap.lstrip("s"),
                "eager_ms": program.get("eager_ms"), "cudagraph_ms": program.get("cudagraph_ms"),
                "tasks": bench.get("tasks"), "edges": schedule.get("edges"),
                "reduced_edges": schedule.get("reduced_edges"), "width_lo": schedule.get("width_lower_bound"),
@@ -49,11 +50,13 @@ def collect(runs):
                "serial_ms": bench["serial_us"] / 1000 if bench.get("serial_us") else None,
                "critical_ms": bench["critical_path_us"] / 1000 if bench.get("critical_path_us") else None,
                "simulated_ms": schedule["simulated_makespan_us"] / 1000 if schedule.get("simulated_makespan_us") else None,
-               "results_unchanged": program.get("results_unchanged")}
+               "results_unchanged": program.get("results_unchanged"), "replays": bench.get("iterations")}
         for key, name in BACKENDS.items():
             row[key] = times.get(name, {}).get("median_ms")
         checks = {b.get("memory_check") or b.get("error", "") for b in times.values()} - {"reference", ""}
         row["memory_check"] = "; ".join(sorted(checks))
+        if bench.get("nondeterministic_ranges"):
+            row["memory_check"] += f" ({bench['nondeterministic_ranges']} of {bench['checked_ranges']} nondeterministic)"
         if row["serial_ms"] and row["eager_ms"]:
             row["gpu_busy"] = row["serial_ms"] / row["eager_ms"]
         errors = [bench.get("error")] + [b.get("error") for b in times.values()] + [program.get("cudagraph_error")]
@@ -67,7 +70,7 @@ def read_csv(path):
     with open(path) as f:
         for r in csv.DictReader(f):
             for k, v in r.items():
-                if k in ("mode", "model", "allocator", "memory_check", "error", "batch", "results_unchanged"):
+                if k in ("mode", "model", "allocator", "memory_check", "error", "batch", "results_unchanged", "max_streams"):
                     continue
                 r[k] = float(v) if v not in ("", None) else None
             rows.append(r)
@@ -87,11 +90,13 @@ def fx(v):
 
 
 def markdown(rows, env):
+    counts = sorted({int(float(r["replays"])) for r in rows if r.get("replays") not in (None, "")})
+    replays = " or ".join(str(c) for c in counts) or "?"
     out = [f"# nimble speedup experiment",
            "",
            f"{env.get('device')}, driver {env.get('driver')}, PyTorch {env.get('torch')}, CUDA {env.get('cuda')}, "
-           f"cuDNN {env.get('cudnn')}; {env.get('date')}. fp32; medians of {env.get('iterations', 200)} iterations "
-           "(CUDA events). Inference at batch 1; training = CIFAR-shaped step (32x32 input, cross-entropy, SGD "
+           f"cuDNN {env.get('cudnn')}; {env.get('date')}. fp32; medians of {replays} timed iterations per "
+           "measurement (CUDA events). Inference at batch 1; training = CIFAR-shaped step (32x32 input, cross-entropy, SGD "
            "momentum). 'async' = PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync. Speedups are over PyTorch "
            "eager unless named; higher is better. GPU busy = sum of the iteration's GPU task times / eager "
            "iteration time. nimble in-process short-circuit: not built yet (issue 4), so no column.",
@@ -106,7 +111,8 @@ def markdown(rows, env):
             f"{int(float(r['width_lo']))}..{int(float(r['width_hi']))}")
         sw = "-" if r.get("streams") in (None, "") else f"{int(float(r['streams']))} / {int(float(r['waits']))}"
         busy = "-" if r.get("gpu_busy") in (None, "") else f"{100 * float(r['gpu_busy']):.0f}%"
-        out.append(f"| {r['mode']} | {r['model']} | {r['batch']} | {r['allocator']} | {fmt(r['eager_ms'])} | "
+        alloc = r["allocator"] + (f", <= {r['max_streams']} streams" if r.get("max_streams") else "")
+        out.append(f"| {r['mode']} | {r['model']} | {r['batch']} | {alloc} | {fmt(r['eager_ms'])} | "
                    f"{fmt(r['cudagraph_ms'])} | {fmt(r['graph1_ms'])} | {fmt(r['graphN_ms'])} | "
                    f"{fx(ratio(r['eager_ms'], r['cudagraph_ms']))} | {fx(ratio(r['eager_ms'], r['graph1_ms']))} | "
                    f"{fx(ratio(r['eager_ms'], r['graphN_ms']))} | {fx(ratio(r['cudagraph_ms'], r['graphN_ms']))} | "
@@ -125,12 +131,23 @@ def charts(rows, outdir, env):
         print("experiment_report: matplotlib not installed, no charts", file=sys.stderr)
         return []
     subtitle = f"{env.get('device')}, PyTorch {env.get('torch')}, {env.get('date')}"
+    # One bar group per configuration: where a run with a stream cap exists (the bench's
+    # default), it stands for that configuration; the uncapped runs stay in the table.
+    chosen = {}
+    for r in rows:
+        key = (r["mode"], r["model"], r["batch"], r["allocator"])
+        if key not in chosen or (r.get("max_streams") and not chosen[key].get("max_streams")):
+            chosen[key] = r
+    # Charts show the timing runs; check and deterministic runs ("train-check", "-det") are in the table.
+    rows = [r for r in rows if chosen[(r["mode"], r["model"], r["batch"], r["allocator"])] is r
+            and r["mode"] in ("infer", "train")]
     written = []
 
     allocators = {r["allocator"] for r in rows}
 
     def label(r):
-        text = r["model"] if r["mode"] == "infer" else f"{r['model']}\nbatch {r['batch']}"
+        text = r["model"] if r["mode"] == "infer" else f"{r['model']}\ntrain, batch {r['batch']}"
+
         return text + (f" ({r['allocator']})" if len(allocators) > 1 else "")
 
     def bars(ax, groups, series, ylabel, number="{:.2f}"):
@@ -178,7 +195,7 @@ def charts(rows, outdir, env):
         bars(ax, [label(r) for r in sel], [
             ("nimble, 1 stream", [ratio(r["cudagraph_ms"], r["graph1_ms"]) for r in sel], "#8fb3de"),
             ("nimble, multi-stream", [ratio(r["cudagraph_ms"], r["graphN_ms"]) for r in sel], "#1f4e9c"),
-            ("bound: CUDA graph / critical path", [ratio(r["cudagraph_ms"], r["critical_ms"]) for r in sel], "#e0a040")],
+            ("upper bound: CUDA graph time / critical path", [ratio(r["cudagraph_ms"], r["critical_ms"]) for r in sel], "#e0a040")],
             "speedup over PyTorch CUDA graph (x)")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"Same GPU tasks: nimble replay vs PyTorch's own CUDA graph\n{subtitle}", fontsize=9)
@@ -225,7 +242,6 @@ def main():
                                            capture_output=True, text=True, timeout=20).stdout.strip() or None
         except (OSError, subprocess.SubprocessError):
             env["driver"] = None
-        env["iterations"] = int(os.environ.get("ITERATIONS", "200"))
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
@@ -233,7 +249,8 @@ def main():
         print(f"experiment_report: no runs found", file=sys.stderr)
         sys.exit(1)
     os.makedirs(outdir, exist_ok=True)
-    rows.sort(key=lambda r: (r["mode"] != "infer", r["model"], int(float(r["batch"] or 0)), r["allocator"]))
+    rows.sort(key=lambda r: (r["mode"] != "infer", r["model"], int(float(r["batch"] or 0)), r["allocator"],
+                             r.get("max_streams") or ""))
     if len(sys.argv) == 3:
         with open(os.path.join(outdir, "experiments.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")

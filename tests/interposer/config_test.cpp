@@ -134,3 +134,23 @@ TEST(Config, OutputPathExpandsThePid) {
 
 }  // namespace
 }  // namespace nimble::hooks
+
+namespace nimble::hooks {
+namespace {
+
+TEST(Config, BenchMaxStreamsCapsTheScheduleOrIsAnError) {
+  Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "5"}, {"NIMBLE_BENCH_MAX_STREAMS", "8"}});
+  EXPECT_TRUE(c.errors.empty());
+  EXPECT_EQ(c.bench_max_streams, 8);
+  EXPECT_EQ(parse({{"NIMBLE_MODE", "record"}}).bench_max_streams, 8);
+  EXPECT_EQ(parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH_MAX_STREAMS", "0"}}).bench_max_streams, 0);
+  for (const char* bad : {"-1", "eight", "1025"}) {
+    c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH_MAX_STREAMS", bad}});
+    EXPECT_FALSE(c.record) << bad;
+    ASSERT_EQ(c.errors.size(), 1u) << bad;
+    EXPECT_NE(c.errors[0].find(std::string("NIMBLE_BENCH_MAX_STREAMS=") + bad), std::string::npos) << c.errors[0];
+  }
+}
+
+}  // namespace
+}  // namespace nimble::hooks

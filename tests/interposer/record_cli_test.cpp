@@ -152,3 +152,39 @@ TEST(BenchCommand, IterationsOutOfRangeAreRejected) {
 
 }  // namespace
 }  // namespace nimble::test
+
+namespace nimble::test {
+namespace {
+
+// --max-streams reaches the bench's schedule (recorded in the results); without it, no cap.
+TEST(BenchCommand, MaxStreamsCapsTheBenchSchedule) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "5",
+                                                       "--max-streams", "1", "--", probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // the fake driver cannot replay
+  const nlohmann::json bench = read_json(dir + "/trace.bench.json");
+  ASSERT_TRUE(bench.is_object()) << r.output;
+  EXPECT_EQ(bench["schedule"].value("max_streams", 0), 1) << bench.dump(2);
+  EXPECT_EQ(bench["schedule"].value("streams", 0), 1) << bench.dump(2);
+
+  // By default the cap is 8; 0 lifts it.
+  for (const auto& [flag, cap] : std::vector<std::pair<std::string, int>>{{"", 8}, {"0", 0}}) {
+    std::vector<std::string> args = {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "5"};
+    if (!flag.empty()) args.insert(args.end(), {"--max-streams", flag});
+    args.insert(args.end(), {"--", probe_path(), "record"});
+    const RunResult run = run_with_env(fake_driver_env(), args);
+    const nlohmann::json results = read_json(dir + "/trace.bench.json");
+    ASSERT_TRUE(results.is_object()) << run.output;
+    if (cap == 0) EXPECT_TRUE(results["schedule"]["max_streams"].is_null()) << results.dump(2);
+    else EXPECT_EQ(results["schedule"].value("max_streams", 0), cap) << results.dump(2);
+  }
+
+  const RunResult bad = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "bench", "-o", out, "--max-streams", "-1",
+                                                         "--", probe_path(), "record"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--max-streams"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+}  // namespace nimble::test

@@ -41,8 +41,13 @@ std::uintptr_t g_next_handle = 0x1000;
 std::uint64_t g_next_device = 0xd00000000000;
 std::vector<void*> g_host_allocs;
 CUresult g_launch_result = CUDA_SUCCESS;
-// Launches of this handle fail with CUDA_ERROR_INVALID_VALUE (a CUkernel the launch will not take).
+// Launches of this handle fail with CUDA_ERROR_INVALID_VALUE.
 std::uintptr_t g_rejected_handle = 0;
+// Reads (cuMemcpyDtoH) of the range at g_perturbed_addr return different bytes from the
+// g_perturb_from-th read on (0 = never): a nondeterministic kernel, or a replay that differs.
+std::uint64_t g_perturbed_addr = 0;
+int g_perturb_from = 0;
+int g_perturbed_reads = 0;
 constexpr std::uintptr_t kResolvedOffset = 0x100000;  // cuKernelGetFunction: handle + this
 const char* g_missing = nullptr;  // the lookup returns nullptr for this name
 
@@ -126,6 +131,9 @@ DriverApi make_fake() {
   a.memcpy_dtoh = [](void* dst, CUdeviceptr src, std::size_t n) {
     auto* bytes = static_cast<std::uint8_t*>(dst);
     for (std::size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::uint8_t>((src + i) * 31);
+    if (g_perturbed_addr != 0 && src == g_perturbed_addr && ++g_perturbed_reads >= g_perturb_from && g_perturb_from > 0) {
+      bytes[0] = static_cast<std::uint8_t>(bytes[0] + g_perturbed_reads);
+    }
     record("cuMemcpyDtoH", nullptr, {u(dst), src, n});
     return CUDA_SUCCESS;
   };
@@ -229,6 +237,9 @@ class ReplayStub : public ::testing::Test {
     g_host_allocs.clear();
     g_launch_result = CUDA_SUCCESS;
     g_rejected_handle = 0;
+    g_perturbed_addr = 0;
+    g_perturb_from = 0;
+    g_perturbed_reads = 0;
     g_missing = nullptr;
     std::string missing;
     ASSERT_TRUE(load_driver_api(lookup, api_, &missing)) << missing;
@@ -590,6 +601,52 @@ TEST_F(ReplayStub, CUkernelLimitsAreAskedForTheCurrentDevice) {
   without.kernel_get_attribute = nullptr;
   EXPECT_NE(describe_kernel_limits(without, reinterpret_cast<CUfunction>(fn(40)), true).find("registers ?"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace nimble::replayer
+
+namespace nimble::replayer {
+namespace {
+
+BenchOptions quick_bench() {
+  BenchOptions options;
+  options.iterations = 1;
+  options.warmup = 0;
+  return options;
+}
+
+// A range whose bytes change between the eager reference replays is nondeterministic: counted,
+// not compared, so the backends still match on every other range.
+TEST_F(ReplayStub, RangesThatDifferBetweenEagerReplaysAreNotCompared) {
+  g_perturbed_addr = 0x7f0000100000;
+  g_perturb_from = 1;  // every read differs
+  const BenchResult result = run_bench(api_, plan_, quick_bench());
+  ASSERT_EQ(result.error, "");
+  EXPECT_EQ(result.checked_ranges, 3u);  // two written allocations and the shadow block
+  EXPECT_EQ(result.nondeterministic_ranges, 1u);
+  for (const BackendResult& b : result.backends) {
+    EXPECT_EQ(b.verified, b.backend == "eager-replay" ? "reference" : "same bytes") << b.backend;
+  }
+  const trace::json json = bench_to_json(result, {}, std::nullopt, nullptr);
+  EXPECT_EQ(json["nondeterministic_ranges"], 1);
+  EXPECT_EQ(json["checked_ranges"], 3);
+}
+
+// The eager replays agree and a graph does not: that range is reported, with its address.
+TEST_F(ReplayStub, ARangeOnlyABackendChangesIsReportedWithItsAddress) {
+  g_perturbed_addr = 0x7f0000100000;
+  g_perturb_from = 4;  // reads 1-3 are the three reference replays
+  const BenchResult result = run_bench(api_, plan_, quick_bench());
+  ASSERT_EQ(result.error, "");
+  EXPECT_EQ(result.nondeterministic_ranges, 0u);
+  ASSERT_EQ(result.backends.size(), 4u);
+  EXPECT_EQ(result.backends[1].verified, "1 of 3 ranges differ");
+  ASSERT_EQ(result.backends[1].differing.size(), 1u);
+  EXPECT_EQ(result.backends[1].differing[0].addr, 0x7f0000100000u);
+  const trace::json json = bench_to_json(result, {}, std::nullopt, nullptr);
+  EXPECT_EQ(json["backends"][1]["differing_ranges"][0]["addr"], "0x7f0000100000");
+  EXPECT_EQ(json["backends"][1]["differing_ranges"][0]["size"], 2048);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ struct BenchOptions {
   int iterations = 100;   // timed replays per backend
   int warmup = 10;
   bool verify = true;     // compare the memory each backend leaves with eager replay's
+  int reference_runs = 3; // eager replays whose disagreement marks ranges nondeterministic
   void (*progress)(const std::string&) = nullptr;  // told each step (NIMBLE_DEBUG)
 };
 

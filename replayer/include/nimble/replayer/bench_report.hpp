@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nimble/replayer/plan.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::replayer {
@@ -15,12 +16,17 @@ struct BackendResult {
   double median_ms = 0, p10_ms = 0, p90_ms = 0;
   std::size_t graph_nodes = 0;
   std::string verified;   // "same bytes", "N of M ranges differ", "reference", "not checked"
+  std::vector<MemoryRange> differing;  // the first ranges that differ from eager replay
   std::string error;      // the backend could not run (the others still do)
 };
 
 struct BenchResult {
   std::vector<BackendResult> backends;
   std::uint64_t saved_bytes = 0;          // device memory saved and restored
+  // Ranges whose bytes differ between eager replays of the same iteration from the same state
+  // (atomics, nondeterministic algorithms): not compared, counted here.
+  std::size_t nondeterministic_ranges = 0;
+  std::size_t checked_ranges = 0;
   std::string error;                      // nothing ran
 };
 
