@@ -9,6 +9,7 @@
 #include "nimble/export/dot.hpp"
 #include "nimble/export/names.hpp"
 #include "nimble/export/perfetto.hpp"
+#include "nimble/replayer/renaming.hpp"
 #include "nimble/trace/io.hpp"
 
 namespace nimble::cli {
@@ -22,6 +23,7 @@ struct ExportArgs {
   bool max_streams_given = false;
   bool reschedule = false;
   bool no_clusters = false;
+  bool rename_memory = false;
 };
 
 int run_export(const ExportArgs& args) {
@@ -34,7 +36,17 @@ int run_export(const ExportArgs& args) {
 
   std::string text;
   std::string summary;
+  std::string renamed;
   try {
+    if (args.rename_memory) {
+      // The DAG `nimble bench` replays: conflicts that were only address reuse dropped. The
+      // stored schedule was made for the recorded dependencies, so the plan is made again.
+      const replayer::RenameStats stats = replayer::rename_memory(*trace);
+      renamed = "memory renamed: " + std::to_string(stats.edges_before) + " -> " +
+                std::to_string(stats.edges_after) + " dependencies; ";
+      trace->schedule.reset();
+      for (auto& task : trace->tasks) task.schedule.reset();
+    }
     if (args.format == "perfetto") {
       if (trace->schedule && !args.reschedule && args.max_streams_given) {
         std::cerr << "nimble export: note: --max-streams is ignored: " << shown_input
@@ -78,7 +90,7 @@ int run_export(const ExportArgs& args) {
     std::cerr << "nimble export: " << *error << "\n";
     return kExitBadInput;
   }
-  info << shown_output << ": " << summary << "\n";
+  info << shown_output << ": " << renamed << summary << "\n";
   return kExitOk;
 }
 
@@ -105,6 +117,7 @@ void add_export_command(CLI::App& app) {
       "  nimble export --format perfetto trace.json -o timeline.json\n"
       "  nimble export --format perfetto trace.json -o timeline.json --max-streams 4\n"
       "  nimble export --format dot scheduled.json -o graph.dot && dot -Tsvg graph.dot -o graph.svg\n"
+      "  nimble export --format perfetto --rename-memory trace.json -o replayed.json\n"
       "See docs/export.md.");
   auto args = std::make_shared<ExportArgs>();
   cmd->add_option("--format", args->format, "perfetto (timeline JSON) or dot (Graphviz graph)")
@@ -119,6 +132,10 @@ void add_export_command(CLI::App& app) {
   cmd->add_flag("--reschedule", args->reschedule,
                 "perfetto: show a fresh nimble schedule instead of the one stored in the trace");
   cmd->add_flag("--no-clusters", args->no_clusters, "dot: do not box nodes by stream");
+  cmd->add_flag("--rename-memory", args->rename_memory,
+                "drop dependencies that exist only because the allocator reused an address, as "
+                "`nimble bench` does before replaying (each freed allocation gets memory of its own "
+                "there); the plan is then scheduled afresh");
   cmd->callback([args, cmd] {
     args->max_streams_given = cmd->count("--max-streams") > 0;
     exit_code() = run_export(*args);

@@ -146,6 +146,32 @@ TEST_F(ExportCli, MaxStreamsAndReschedule) {
   EXPECT_EQ(json::parse(again.out)["otherData"]["plan"]["streams"], 1);
 }
 
+// Two kernels whose only dependency is address reuse (allocation 1 freed, allocation 2 at the
+// same address): one stream as recorded, two once memory is renamed as `nimble bench` does.
+TEST_F(ExportCli, RenameMemoryDropsAddressReuseDependencies) {
+  const std::string trace = path("reuse.json");
+  write_text(trace, R"({"format": "nimble-trace", "version": 1,
+    "allocations": [
+      {"id": 1, "addr": "0x7f0000000000", "size": 1024, "kind": "async", "freed": true, "freed_before_task": 1},
+      {"id": 2, "addr": "0x7f0000000000", "size": 1024, "kind": "async", "allocated_before_task": 1}],
+    "tasks": [
+      {"id": 0, "kind": "kernel", "deps": [], "duration_us": 10, "mem": [{"alloc": 1, "offset": 0, "size": 1024, "mode": "w"}]},
+      {"id": 1, "kind": "kernel", "deps": [0], "duration_us": 10, "mem": [{"alloc": 2, "offset": 0, "size": 1024, "mode": "w"}],
+       "dep_reasons": {"0": "memory WAW 0x7f0000000000..0x7f0000000400"}}]})");
+  const auto recorded = nimble("export --format perfetto " + shell_quote(trace) + " -o -");
+  ASSERT_EQ(recorded.status, 0) << recorded.err;
+  EXPECT_EQ(json::parse(recorded.out)["otherData"]["plan"]["streams"], 1);
+
+  const auto renamed = nimble("export --format perfetto --rename-memory " + shell_quote(trace) + " -o -");
+  ASSERT_EQ(renamed.status, 0) << renamed.err;
+  EXPECT_EQ(json::parse(renamed.out)["otherData"]["plan"]["streams"], 2);
+  EXPECT_NE(renamed.err.find("memory renamed: 1 -> 0 dependencies"), std::string::npos) << renamed.err;
+
+  const auto dot = nimble("export --format dot --rename-memory " + shell_quote(trace) + " -o -");
+  ASSERT_EQ(dot.status, 0) << dot.err;
+  EXPECT_EQ(dot.out.find("->"), std::string::npos) << "no edge left:\n" << dot.out;
+}
+
 }  // namespace
 }  // namespace nimble::export_test
 
