@@ -38,38 +38,36 @@ for e in events:
 if not slices:
     sys.exit(f"timeline_png: {args.timeline}: no slices to draw")
 
-# Rows: process by process (recorded first), lanes in order; a process's first row carries its name.
-order = sorted({(s["pid"], s["tid"]) for s in slices})
-row_of = {key: i for i, key in enumerate(order)}
+# One panel per process (recorded first), each on its own time axis: the recorded iteration ran
+# under recording, so its span is no measure of the plan's; one row per lane.
 colors = {"kernel": "#1f4e9c", "memcpy": "#e0a040", "memset": "#60a060"}
-fig, ax = plt.subplots(figsize=(12, 0.35 * len(order) + 1.6))
-for s in slices:
-    kind = s.get("args", {}).get("kind", "")
-    ax.barh(row_of[(s["pid"], s["tid"])], max(s.get("dur", 0), 0.05), left=s["ts"], height=0.7,
-            color=colors.get(kind, "#888888"), edgecolor="white", linewidth=0.3)
-labels = []
-for pid, tid in order:
-    lane = lanes.get((pid, tid), f"lane {tid}").split(" (")[0]
-    process = processes.get(pid, f"process {pid}").split(" (")[0]
-    labels.append(f"{process}: {lane}")
-ax.set_yticks(range(len(order)))
-ax.set_yticklabels(labels, fontsize=7)
-ax.invert_yaxis()
-ends = {}
-for s in slices:
-    ends[s["pid"]] = max(ends.get(s["pid"], 0), s["ts"] + s.get("dur", 0))
-starts = {}
-for s in slices:
-    starts[s["pid"]] = min(starts.get(s["pid"], s["ts"]), s["ts"])
-spans = ", ".join(f"{processes.get(p, p).split(' (')[0]} {ends[p] - starts[p]:.0f} us" for p in sorted(ends))
-ax.set_xlabel(f"time (us)   spans: {spans}")
-for i in range(1, len(order)):
-    if order[i][0] != order[i - 1][0]:
-        ax.axhline(i - 0.5, color="black", linewidth=0.8)
+pids = sorted({s["pid"] for s in slices})
+rows = {pid: sorted({s["tid"] for s in slices if s["pid"] == pid}) for pid in pids}
+fig, axes = plt.subplots(len(pids), 1, figsize=(12, 0.38 * sum(len(r) for r in rows.values()) + 1.2 * len(pids) + 0.6),
+                         gridspec_kw={"height_ratios": [len(rows[p]) + 1 for p in pids]}, squeeze=False)
+for ax, pid in zip(axes[:, 0], pids):
+    mine = [s for s in slices if s["pid"] == pid]
+    row_of = {tid: i for i, tid in enumerate(rows[pid])}
+    for s in mine:
+        kind = s.get("args", {}).get("kind", "")
+        ax.barh(row_of[s["tid"]], max(s.get("dur", 0), 0.05), left=s["ts"], height=0.7,
+                color=colors.get(kind, "#888888"), linewidth=0)
+    ax.set_yticks(range(len(rows[pid])))
+    ax.set_yticklabels([lanes.get((pid, tid), f"lane {tid}").split(" (")[0] for tid in rows[pid]], fontsize=7)
+    ax.invert_yaxis()
+    start = min(s["ts"] for s in mine)
+    end = max(s["ts"] + s.get("dur", 0) for s in mine)
+    busy = sum(s.get("dur", 0) for s in mine)
+    name = str(processes.get(pid, pid)).split(" (")[0]
+    note = (" (times of the recorded iteration: recording slows the program's CPU side, so the GPU's gaps "
+            "are wider than in a plain run)" if name == "recorded" else " (simulated from the recorded task times)")
+    ax.set_title(f"{name}: {end - start:.0f} us from first start to last end, {busy:.0f} us of task time{note}",
+                 fontsize=8)
+    ax.set_xlabel("time (us)", fontsize=7)
+    ax.grid(axis="x", alpha=0.3)
 handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-ax.legend(handles, list(colors), fontsize=7, loc="lower right")
-ax.set_title(args.title or args.timeline, fontsize=9)
-ax.grid(axis="x", alpha=0.3)
+fig.legend(handles, list(colors), fontsize=7, loc="upper right", ncol=3)
+fig.suptitle(args.title or args.timeline, fontsize=9)
 fig.tight_layout()
 fig.savefig(args.png, dpi=130)
-print(f"wrote {args.png}: {len(slices)} slices on {len(order)} lanes")
+print(f"wrote {args.png}: {len(slices)} slices on {sum(len(r) for r in rows.values())} lanes")
