@@ -39,6 +39,7 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
   replayer::BenchResult result;
   json problems = json::array();
   json renaming = nullptr;
+  json shadows = nullptr;
   try {
     // Replay gives freed allocations their own memory: drop conflicts that were address reuse.
     const replayer::RenameStats renamed = replayer::rename_memory(trace);
@@ -64,6 +65,12 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
     for (const std::string& p : planned.problems) problems.push_back(p);
     replayer::DriverApi api;
     std::string missing;
+    if (planned.plan) {
+      std::uint64_t separate = 0;
+      for (std::uint64_t size : planned.plan->shadow_sizes) separate += size;
+      shadows = {{"count", planned.plan->shadow_sizes.size()}, {"bytes", planned.plan->shadow_bytes},
+                 {"bytes_without_sharing", separate}, {"reused", planned.plan->shadows_reused}};
+    }
     if (!planned.plan) {
       result.error = "the recorded iteration cannot be replayed safely (" + std::to_string(problems.size()) +
                      " problem(s), listed under \"problems\"); first: " + planned.problems.front();
@@ -86,6 +93,7 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
   bench["device"] = trace.extra.value("device", json(nullptr));
   for (auto& [key, value] : body.items()) bench[key] = value;
   bench["renaming"] = renaming;
+  bench["shadows"] = shadows;
   if (!problems.empty()) bench["problems"] = problems;
   return bench;
 }

@@ -74,8 +74,7 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
   try {
     check(api, api.ctx_synchronize(), "cuCtxSynchronize (waiting for the program's work)");
     for (const MemoryRange& r : plan.written) result.saved_bytes += r.size;
-    std::uint64_t shadow_bytes = 0;
-    for (std::uint64_t size : plan.shadow_sizes) shadow_bytes += size;
+    const std::uint64_t shadow_bytes = plan.shadow_bytes;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(api, api.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");
     if (result.saved_bytes + shadow_bytes > free_bytes / 10 * 9) {
@@ -85,7 +84,8 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
       return result;
     }
     step("saving " + std::to_string(result.saved_bytes) + " bytes in " + std::to_string(plan.written.size()) +
-         " ranges; " + std::to_string(plan.shadow_sizes.size()) + " shadow allocations");
+         " ranges; " + std::to_string(plan.shadow_sizes.size()) + " shadow allocations in " +
+         std::to_string(plan.shadow_bytes) + " bytes (" + std::to_string(plan.shadows_reused) + " reusing another's)");
     DeviceBuffer backup(api, result.saved_bytes);
     Replayer replayer(api, plan);
     CUstream s = replayer.main_stream();

@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "nimble/replayer/shadow_layout.hpp"
 #include "nimble/scheduler/dag.hpp"
 #include "nimble/scheduler/reduction.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
@@ -161,6 +162,7 @@ struct Allocation {
   std::uint64_t addr = 0, size = 0;
   bool freed = false;
   bool host = false;  // host memory: replay never writes the program's host memory
+  bool allocated_inside = false;  // allocated during the iteration: its first contents do not matter
 };
 
 std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
@@ -181,6 +183,7 @@ std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
     }
     alloc.freed = a.value("freed", false);
     alloc.host = a.value("kind", std::string()) == "host";
+    alloc.allocated_inside = a.contains("allocated_before_task");
     result[a["id"].get<std::int64_t>()] = alloc;
   }
   return result;
@@ -244,6 +247,20 @@ std::map<std::int64_t, Allocation> collect_memory(const trace::Task& task, const
     }
   }
   return freed;
+}
+
+// The freed allocations a task's mem entries name, each with whether it was allocated inside
+// the iteration (for the shadow layout; collect_memory has reported any problem already).
+std::map<std::int64_t, bool> collect_freed_ids(const trace::Task& task, const std::map<std::int64_t, Allocation>& allocations) {
+  std::map<std::int64_t, bool> result;
+  auto mem = task.extra.find("mem");
+  if (mem == task.extra.end() || !mem->is_array()) return result;
+  for (const json& access : *mem) {
+    if (!access.contains("alloc") || !access["alloc"].is_number_integer()) continue;
+    auto it = allocations.find(access["alloc"].get<std::int64_t>());
+    if (it != allocations.end() && it->second.freed && !it->second.host) result[it->first] = it->second.allocated_inside;
+  }
+  return result;
 }
 
 // The shadow address for `addr` if it lies in one of the task's freed allocations.
@@ -321,6 +338,8 @@ PlanResult build_plan(const trace::Trace& trace) {
 
   plan.scheduled = trace.schedule.has_value();
   Shadows shadows;
+  std::map<std::int64_t, std::vector<std::size_t>> users;  // freed allocation -> ops touching it
+  std::map<std::int64_t, bool> inside;                     // freed allocation -> allocated inside
   int max_stream = 0;
   for (const trace::Task& task : trace.tasks) {
     const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
@@ -368,6 +387,10 @@ PlanResult build_plan(const trace::Trace& trace) {
       }
     }
     max_stream = std::max(max_stream, op.stream);
+    for (const auto& [id, a] : collect_freed_ids(task, allocations)) {
+      users[id].push_back(plan.ops.size());
+      inside[id] = a;
+    }
     plan.ops.push_back(std::move(op));
   }
   if (!result.problems.empty()) return result;
@@ -385,6 +408,16 @@ PlanResult build_plan(const trace::Trace& trace) {
   plan.streams = plan.scheduled ? std::max(trace.schedule->streams, max_stream + 1) : 1;
   plan.written = merge(std::move(plan.written));
   plan.shadow_sizes = std::move(shadows.sizes);
+  std::vector<ShadowUse> uses(plan.shadow_sizes.size());
+  for (const auto& [id, s] : shadows.index) {
+    uses[s] = {plan.shadow_sizes[s], users[id], inside[id]};
+  }
+  std::vector<std::vector<std::size_t>> predecessors(plan.ops.size());
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) predecessors[i] = plan.ops[i].deps;
+  const ShadowLayout layout = layout_shadows(uses, predecessors);
+  plan.shadow_offsets = layout.offsets;
+  plan.shadow_bytes = layout.bytes;
+  plan.shadows_reused = layout.reused;
   result.plan = std::move(plan);
   return result;
 }

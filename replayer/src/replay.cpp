@@ -33,10 +33,8 @@ std::string where(const Op& op) { return "task " + std::to_string(op.task) + " (
 }  // namespace
 
 Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), plan_(plan) {
-  for (std::uint64_t size : plan.shadow_sizes) {
-    shadows_.push_back(shadow_bytes_);  // offsets for now, bases once allocated
-    shadow_bytes_ += (size + 255) / 256 * 256;
-  }
+  shadows_.assign(plan.shadow_offsets.begin(), plan.shadow_offsets.end());  // offsets; bases once allocated
+  shadow_bytes_ = plan.shadow_bytes;
   if (shadow_bytes_ > 0) {
     check(api, api.mem_alloc(&shadow_base_, shadow_bytes_), "cuMemAlloc of " + std::to_string(shadow_bytes_) +
           " bytes for allocations the program freed during the iteration");

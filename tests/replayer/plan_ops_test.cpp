@@ -424,3 +424,41 @@ TEST(PlanFreed, CopiesAndMemsetsIntoFreedAllocationsUseShadowsNumberedAsFirstMet
 
 }  // namespace
 }  // namespace nimble::replayer
+
+namespace nimble::replayer {
+namespace {
+
+// Two temporaries allocated inside the iteration: one written then read by tasks 0 and 1, the
+// other by tasks 2 and 3. Chained by dependencies they share shadow memory; without the
+// dependency between task 1 and task 2 they could run at once and get a slot each.
+std::string temporaries(const char* deps_of_2) {
+  const std::string allocations = R"("allocations": [
+    {"id": 1, "addr": "0x7f0000100000", "size": 2048, "kind": "async", "allocated_before_task": 0, "freed": true, "freed_before_task": 2},
+    {"id": 2, "addr": "0x7f0000100000", "size": 1024, "kind": "async", "allocated_before_task": 2, "freed": true, "freed_before_task": 4}])";
+  auto memset = [](int id, const std::string& deps, int alloc) {
+    return R"({"id": )" + std::to_string(id) + R"(, "kind": "memset", "deps": )" + deps +
+           R"(, "memset": {"dst": "0x7f0000100000", "value": 0, "element_size": 1, "bytes": 64}, "mem": [{"alloc": )" +
+           std::to_string(alloc) + R"(, "offset": 0, "size": 64, "mode": "w"}]})";
+  };
+  return document(memset(0, "[]", 1) + ",\n" + memset(1, "[0]", 1) + ",\n" + memset(2, deps_of_2, 2) + ",\n" +
+                      memset(3, "[2]", 2),
+                  allocations);
+}
+
+TEST(PlanFreed, TemporariesOrderedByDependenciesShareShadowMemory) {
+  const PlanResult chained = plan_of(parse(temporaries("[1]")));
+  ASSERT_TRUE(chained.plan) << joined(chained);
+  EXPECT_EQ(chained.plan->shadow_sizes, (std::vector<std::uint64_t>{2048, 1024}));
+  EXPECT_EQ(chained.plan->shadow_offsets, (std::vector<std::uint64_t>{0, 0}));
+  EXPECT_EQ(chained.plan->shadow_bytes, 2048u);
+  EXPECT_EQ(chained.plan->shadows_reused, 1u);
+
+  const PlanResult independent = plan_of(parse(temporaries("[]")));
+  ASSERT_TRUE(independent.plan) << joined(independent);
+  EXPECT_EQ(independent.plan->shadow_offsets, (std::vector<std::uint64_t>{0, 2048}));
+  EXPECT_EQ(independent.plan->shadow_bytes, 2048u + 1024u);
+  EXPECT_EQ(independent.plan->shadows_reused, 0u);
+}
+
+}  // namespace
+}  // namespace nimble::replayer

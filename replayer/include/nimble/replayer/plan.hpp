@@ -87,6 +87,9 @@ struct ReplayPlan {
   std::vector<MemoryRange> written;   // live device memory the iteration writes (sorted; ranges
                                       // that only touch are kept apart: one copy per allocation)
   std::vector<std::uint64_t> shadow_sizes;  // per shadow allocation (see ShadowAddress)
+  std::vector<std::uint64_t> shadow_offsets;  // per shadow: where in the shadow block (shadow_layout.hpp)
+  std::uint64_t shadow_bytes = 0;           // the shadow block; shadows ordered by the DAG share it
+  std::size_t shadows_reused = 0;           // shadows placed where an earlier one was
   std::uint64_t host_bytes = 0;       // largest host end of a copy (nimble's scratch buffers)
 };
 
