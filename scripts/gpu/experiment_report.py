@@ -77,6 +77,16 @@ def read_csv(path):
     return rows
 
 
+def capped(r):
+    return r.get("max_streams") not in (None, "", "0")
+
+
+def streams_label(r):
+    if r.get("max_streams") == "0":
+        return ", streams uncapped"
+    return f", <= {r['max_streams']} streams" if capped(r) else ""
+
+
 def ratio(a, b):
     return a / b if a and b else None
 
@@ -111,7 +121,7 @@ def markdown(rows, env):
             f"{int(float(r['width_lo']))}..{int(float(r['width_hi']))}")
         sw = "-" if r.get("streams") in (None, "") else f"{int(float(r['streams']))} / {int(float(r['waits']))}"
         busy = "-" if r.get("gpu_busy") in (None, "") else f"{100 * float(r['gpu_busy']):.0f}%"
-        alloc = r["allocator"] + (f", <= {r['max_streams']} streams" if r.get("max_streams") else "")
+        alloc = r["allocator"] + streams_label(r)
         out.append(f"| {r['mode']} | {r['model']} | {r['batch']} | {alloc} | {fmt(r['eager_ms'])} | "
                    f"{fmt(r['cudagraph_ms'])} | {fmt(r['graph1_ms'])} | {fmt(r['graphN_ms'])} | "
                    f"{fx(ratio(r['eager_ms'], r['cudagraph_ms']))} | {fx(ratio(r['eager_ms'], r['graph1_ms']))} | "
@@ -136,7 +146,7 @@ def charts(rows, outdir, env):
     chosen = {}
     for r in rows:
         key = (r["mode"], r["model"], r["batch"], r["allocator"])
-        if key not in chosen or (r.get("max_streams") and not chosen[key].get("max_streams")):
+        if key not in chosen or (capped(r) and not capped(chosen[key])):
             chosen[key] = r
     # Charts show the timing runs; check and deterministic runs ("train-check", "-det") are in the table.
     rows = [r for r in rows if chosen[(r["mode"], r["model"], r["batch"], r["allocator"])] is r
