@@ -26,8 +26,9 @@ void add_bench_command(CLI::App& app) {
       "Backends: eager-replay (each task launched one by one, no framework), graph-1-stream (one\n"
       "CUDA graph in issue order), graph-nimble-streams (the Nimble schedule's streams and waits),\n"
       "graph-from-edges (graph nodes wired from the reduced dependencies). Each is checked to leave\n"
-      "the same bytes as eager replay in the memory the iteration writes; the program's memory is\n"
-      "saved before and restored after, so it continues as if nothing happened.\n"
+      "the same bytes as eager replay in the memory the iteration writes (ranges that differ between\n"
+      "eager replays themselves, from nondeterministic kernels, are counted and set aside); the\n"
+      "program's memory is saved before and restored after, so it continues as if nothing happened.\n"
       "With cudaProfilerApi ranges and --iteration K > 1, the K-1 earlier ranges give the\n"
       "program's own iteration time (wall clock), shown as 'program (eager)'.\n"
       "Results: the trace (-o) and TRACE.bench.json beside it. See docs/replay.md.");
