@@ -117,6 +117,16 @@ KernelOp kernel_op(const trace::Task& task, const std::string& where) {
       k.param_offsets.push_back(static_cast<std::uint32_t>(offset));
     }
   }
+  if (auto pointers = args.find("pointers"); pointers != args.end() && pointers->is_array()) {
+    for (const json& p : *pointers) {
+      const std::uint64_t offset = number(field(p, "offset", where + " args.pointers"), where + " pointer offset");
+      if (offset + 8 > k.args.size()) {
+        throw FieldError(where + " field \"args.pointers\": a pointer at offset " + std::to_string(offset) +
+                         " lies outside the " + std::to_string(k.args.size()) + " argument bytes");
+      }
+      k.pointer_offsets.push_back(static_cast<std::uint32_t>(offset));
+    }
+  }
   return k;
 }
 

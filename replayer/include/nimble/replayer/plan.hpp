@@ -45,6 +45,7 @@ struct KernelOp {
   std::vector<std::uint32_t> param_offsets;  // where each parameter starts in args
   std::vector<LaunchAttribute> attributes;
   std::vector<PointerFix> pointer_fixes;
+  std::vector<std::uint32_t> pointer_offsets;  // every argument word the recorder resolved to device memory
 };
 
 enum class CopyDirection { HtoD, DtoH, DtoD };

@@ -1,0 +1,90 @@
+// Checking a later iteration's GPU calls against the recorded iteration, one call at a time: the
+// first piece of the in-process short-circuit (`nimble run`, docs/replay.md). A call matches when
+// it would do the recorded work: the same kernel with the same launch shape and the same device
+// pointers, a copy or memset between the same device addresses. What may change is data: scalar
+// kernel arguments (RNG seeds and offsets change every iteration) and memset values become
+// patches for the recorded graph; the host end of a copy is staged. Anything else is a mismatch,
+// with a reason a user can read, and the caller falls back to running the program eagerly.
+// CUDA-free.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/plan.hpp"
+
+namespace nimble::replayer {
+
+struct KernelCall {
+  std::uint64_t function = 0;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_mem = 0;
+  std::vector<std::uint8_t> args;    // the argument buffer, laid out like the recorded one
+};
+
+struct CopyCall {
+  CopyDirection direction = CopyDirection::DtoD;
+  std::uint64_t src = 0, dst = 0, bytes = 0;
+};
+
+struct MemsetCall {
+  std::uint64_t dst = 0;
+  std::uint32_t value = 0;
+  unsigned element_size = 1;
+  std::uint64_t width = 0, height = 1, pitch = 0;
+};
+
+// Bytes of a kernel's argument buffer (or, for a memset, its 4-byte value at offset 0) that
+// differ from the recording and are to be written into the graph before it is launched.
+struct ArgPatch {
+  std::uint32_t offset = 0;
+  std::vector<std::uint8_t> bytes;
+};
+
+struct CallCheck {
+  bool matches = false;
+  std::string mismatch;              // why not, naming the task
+  std::vector<ArgPatch> patches;
+  std::uint64_t host_end = 0;        // a copy's host address in this call (staged by the caller)
+};
+
+// Whether a 64-bit value is an address inside device memory the program holds now: a scalar
+// argument that turns into one (or stops being one) changes what the kernel touches.
+using IsDevicePointer = std::function<bool(std::uint64_t)>;
+
+CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer);
+CallCheck check_copy_call(const Op& recorded, const CopyCall& call);
+CallCheck check_memset_call(const Op& recorded, const MemsetCall& call);
+
+// Walks the recorded ops in order as the program issues its calls. Ops that launch nothing
+// (host syncs) are passed over. After a mismatch the matcher stays where it was; the
+// caller falls back, then reset()s when the recorded iteration starts again.
+class IterationMatcher {
+ public:
+  IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer);
+
+  CallCheck next(const KernelCall& call);
+  CallCheck next(const CopyCall& call);
+  CallCheck next(const MemsetCall& call);
+
+  bool complete() const;                // every recorded op matched
+  std::size_t position() const { return position_; }  // the next op to match
+  // The patches of the ops matched so far in this iteration (per op index; empty: none).
+  const std::vector<std::vector<ArgPatch>>& patches() const { return patches_; }
+  void reset();
+
+ private:
+  template <class Call, class Check>
+  CallCheck advance(const Call& call, OpKind kind, const char* what, Check&& check);
+  void skip_empty();
+
+  const ReplayPlan& plan_;
+  IsDevicePointer is_device_pointer_;
+  std::size_t position_ = 0;
+  std::vector<std::vector<ArgPatch>> patches_;
+};
+
+}  // namespace nimble::replayer

@@ -1,0 +1,182 @@
+#include "nimble/replayer/call_check.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace nimble::replayer {
+namespace {
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string dims(const unsigned* d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
+
+std::string task_of(const Op& op) { return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")"; }
+
+CallCheck mismatch(const Op& op, const std::string& why) {
+  CallCheck c;
+  c.mismatch = task_of(op) + ": " + why;
+  return c;
+}
+
+std::uint64_t word_at(const std::vector<std::uint8_t>& bytes, std::size_t offset) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes.data() + offset, std::min<std::size_t>(8, bytes.size() - offset));
+  return v;
+}
+
+bool same(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b, std::size_t from, std::size_t to) {
+  return std::equal(a.begin() + static_cast<std::ptrdiff_t>(from), a.begin() + static_cast<std::ptrdiff_t>(to),
+                    b.begin() + static_cast<std::ptrdiff_t>(from));
+}
+
+}  // namespace
+
+CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer) {
+  const KernelOp& k = recorded.kernel;
+  if (call.function != k.function) {
+    return mismatch(recorded, "a different kernel (recorded " + hex(k.function) + ", called " + hex(call.function) + ")");
+  }
+  if (!std::equal(k.grid, k.grid + 3, call.grid) || !std::equal(k.block, k.block + 3, call.block) ||
+      k.shared_mem != call.shared_mem) {
+    return mismatch(recorded, "launch shape changed: grid " + dims(k.grid) + " -> " + dims(call.grid) + ", block " +
+                                  dims(k.block) + " -> " + dims(call.block) + ", dynamic shared " +
+                                  std::to_string(k.shared_mem) + " -> " + std::to_string(call.shared_mem) + " bytes");
+  }
+  if (call.args.size() != k.args.size()) {
+    return mismatch(recorded, "argument bytes changed size: " + std::to_string(k.args.size()) + " -> " +
+                                  std::to_string(call.args.size()));
+  }
+  for (std::uint32_t p : k.pointer_offsets) {
+    if (!same(k.args, call.args, p, p + 8)) {
+      return mismatch(recorded, "pointer argument at byte " + std::to_string(p) + " changed: " +
+                                    hex(word_at(k.args, p)) + " -> " + hex(word_at(call.args, p)));
+    }
+  }
+  // Parameters: where each starts, up to the next (or the end); one parameter when unknown.
+  std::vector<std::uint32_t> starts = k.param_offsets;
+  if (starts.empty() && !k.args.empty()) starts = {0};
+  std::sort(starts.begin(), starts.end());
+  CallCheck result;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const std::size_t from = starts[i];
+    const std::size_t to = i + 1 < starts.size() ? starts[i + 1] : k.args.size();
+    if (same(k.args, call.args, from, to)) continue;
+    // A changed word that is, or was, a device address would change what the kernel touches.
+    for (std::size_t w = (from + 7) / 8 * 8; w + 8 <= to; w += 8) {
+      if (same(k.args, call.args, w, w + 8)) continue;
+      const std::uint64_t before = word_at(k.args, w), now = word_at(call.args, w);
+      if (is_device_pointer && (is_device_pointer(now) || is_device_pointer(before))) {
+        return mismatch(recorded, "argument word at byte " + std::to_string(w) + " changed from " + hex(before) +
+                                      " to " + hex(now) + ", a device address: the memory it touches is not the recorded one");
+      }
+    }
+    result.patches.push_back({static_cast<std::uint32_t>(from),
+                              {call.args.begin() + static_cast<std::ptrdiff_t>(from),
+                               call.args.begin() + static_cast<std::ptrdiff_t>(to)}});
+  }
+  result.matches = true;
+  return result;
+}
+
+CallCheck check_copy_call(const Op& recorded, const CopyCall& call) {
+  const CopyOp& c = recorded.copy;
+  static const char* const names[] = {"HtoD", "DtoH", "DtoD"};
+  if (call.direction != c.direction) {
+    return mismatch(recorded, std::string("copy direction changed: ") + names[static_cast<int>(c.direction)] + " -> " +
+                                  names[static_cast<int>(call.direction)]);
+  }
+  if (call.bytes != c.bytes) {
+    return mismatch(recorded, "copy size changed: " + std::to_string(c.bytes) + " -> " + std::to_string(call.bytes) + " bytes");
+  }
+  CallCheck result;
+  const bool src_on_device = c.direction != CopyDirection::HtoD;
+  const bool dst_on_device = c.direction != CopyDirection::DtoH;
+  if (src_on_device && call.src != c.src) {
+    return mismatch(recorded, "copy source changed: " + hex(c.src) + " -> " + hex(call.src));
+  }
+  if (dst_on_device && call.dst != c.dst) {
+    return mismatch(recorded, "copy destination changed: " + hex(c.dst) + " -> " + hex(call.dst));
+  }
+  if (!src_on_device) result.host_end = call.src;
+  if (!dst_on_device) result.host_end = call.dst;
+  result.matches = true;
+  return result;
+}
+
+CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
+  const MemsetOp& m = recorded.memset;
+  if (call.dst != m.dst || call.element_size != m.element_size || call.width != m.width ||
+      call.height != m.height || call.pitch != m.pitch) {
+    return mismatch(recorded, "memset target changed: " + hex(m.dst) + " (" + std::to_string(m.width) + "x" +
+                                  std::to_string(m.height) + " of " + std::to_string(m.element_size) + " bytes) -> " +
+                                  hex(call.dst) + " (" + std::to_string(call.width) + "x" + std::to_string(call.height) +
+                                  " of " + std::to_string(call.element_size) + " bytes)");
+  }
+  CallCheck result;
+  if (call.value != m.value) {
+    ArgPatch value{0, std::vector<std::uint8_t>(4)};
+    std::memcpy(value.bytes.data(), &call.value, 4);
+    result.patches.push_back(std::move(value));
+  }
+  result.matches = true;
+  return result;
+}
+
+IterationMatcher::IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer)
+    : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), patches_(plan.ops.size()) {
+  skip_empty();
+}
+
+void IterationMatcher::skip_empty() {
+  while (position_ < plan_.ops.size() && plan_.ops[position_].kind == OpKind::Nop) ++position_;
+}
+
+bool IterationMatcher::complete() const { return position_ >= plan_.ops.size(); }
+
+void IterationMatcher::reset() {
+  position_ = 0;
+  for (auto& p : patches_) p.clear();
+  skip_empty();
+}
+
+template <class Call, class Check>
+CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* what, Check&& check) {
+  if (complete()) {
+    CallCheck c;
+    c.mismatch = std::string("a ") + what + " after the end of the recorded iteration";
+    return c;
+  }
+  const Op& op = plan_.ops[position_];
+  if (op.kind != kind) {
+    static const char* const kinds[] = {"kernel launch", "copy", "memset", "nothing"};  // OpKind order
+    return mismatch(op, std::string("expected a ") + kinds[static_cast<int>(op.kind)] + ", the program issued a " + what);
+  }
+  CallCheck result = check(op, call);
+  if (!result.matches) return result;
+  patches_[position_] = result.patches;
+  ++position_;
+  skip_empty();
+  return result;
+}
+
+CallCheck IterationMatcher::next(const KernelCall& call) {
+  return advance(call, OpKind::Kernel, "kernel launch",
+                 [&](const Op& op, const KernelCall& c) { return check_kernel_call(op, c, is_device_pointer_); });
+}
+
+CallCheck IterationMatcher::next(const CopyCall& call) {
+  return advance(call, OpKind::Copy, "copy", [](const Op& op, const CopyCall& c) { return check_copy_call(op, c); });
+}
+
+CallCheck IterationMatcher::next(const MemsetCall& call) {
+  return advance(call, OpKind::Memset, "memset", [](const Op& op, const MemsetCall& c) { return check_memset_call(op, c); });
+}
+
+}  // namespace nimble::replayer

@@ -1,0 +1,221 @@
+// check_*_call and IterationMatcher: which later calls count as the recorded work, what becomes a
+// patch, and why the rest does not match.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "nimble/replayer/call_check.hpp"
+#include "test_util.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using test::document;
+using test::parse;
+using test::plan_of;
+
+// A kernel with three parameters: a device pointer (allocation 0) at byte 0, a 64-bit seed at
+// byte 8 and a 32-bit count at byte 16 (padded to 24 bytes). Then a HtoD copy, a memset, a host
+// sync and a DtoH copy.
+constexpr std::uint64_t kBuffer = 0x7f0000000000;
+constexpr std::uint64_t kOther = 0x7f0000100000;  // another live allocation
+
+std::string trace_text() {
+  return document(R"(
+    {"id": 0, "kind": "kernel", "deps": [], "name": "dropout", "function": "0x1000",
+     "launch": {"grid": [4, 1, 1], "block": [128, 1, 1], "shared_mem_bytes": 0},
+     "args": {"bytes": "00000000007f00002a000000000000001000000000000000",
+              "params": [{"offset": 0, "size": 8}, {"offset": 8, "size": 8}, {"offset": 16, "size": 4}],
+              "pointers": [{"offset": 0, "alloc": 0, "alloc_offset": 0}]},
+     "mem": [{"alloc": 0, "offset": 0, "size": 4096, "mode": "rw"}]},
+    {"id": 1, "kind": "memcpy", "deps": [0],
+     "copy": {"direction": "HtoD", "src": "0x560000001000", "dst": "0x7f0000000000", "bytes": 256},
+     "mem": [{"addr": "0x560000001000", "size": 256, "mode": "r"}, {"alloc": 0, "offset": 0, "size": 256, "mode": "w"}]},
+    {"id": 2, "kind": "memset", "deps": [1],
+     "memset": {"dst": "0x7f0000100000", "value": 7, "element_size": 4, "bytes": 1024},
+     "mem": [{"alloc": 1, "offset": 0, "size": 1024, "mode": "w"}]},
+    {"id": 3, "kind": "sync", "deps": [2]},
+    {"id": 4, "kind": "memcpy", "deps": [3],
+     "copy": {"direction": "DtoH", "src": "0x7f0000100000", "dst": "0x560000002000", "bytes": 64},
+     "mem": [{"alloc": 1, "offset": 0, "size": 64, "mode": "r"}, {"addr": "0x560000002000", "size": 64, "mode": "w"}]})",
+                  R"("allocations": [
+    {"id": 0, "addr": "0x7f0000000000", "size": 4096, "kind": "device"},
+    {"id": 1, "addr": "0x7f0000100000", "size": 4096, "kind": "device"}])");
+}
+
+bool on_device(std::uint64_t v) {
+  return (v >= kBuffer && v < kBuffer + 4096) || (v >= kOther && v < kOther + 4096);
+}
+
+class CallCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_ = parse(trace_text());
+    PlanResult r = plan_of(trace_);
+    ASSERT_TRUE(r.plan) << test::joined(r);
+    plan_ = std::move(*r.plan);
+    ASSERT_EQ(plan_.ops.size(), 5u);
+  }
+  KernelCall recorded_kernel() const {
+    const KernelOp& k = plan_.ops[0].kernel;
+    KernelCall c;
+    c.function = k.function;
+    std::copy(k.grid, k.grid + 3, c.grid);
+    std::copy(k.block, k.block + 3, c.block);
+    c.shared_mem = k.shared_mem;
+    c.args = k.args;
+    return c;
+  }
+  static void put(KernelCall& c, std::size_t offset, std::uint64_t value, std::size_t size = 8) {
+    std::memcpy(c.args.data() + offset, &value, size);
+  }
+  trace::Trace trace_;
+  ReplayPlan plan_;
+};
+
+TEST_F(CallCheckTest, PlanKeepsEveryResolvedPointerOffset) {
+  EXPECT_EQ(plan_.ops[0].kernel.pointer_offsets, (std::vector<std::uint32_t>{0}));
+}
+
+TEST_F(CallCheckTest, TheSameCallMatchesWithoutPatches) {
+  const CallCheck c = check_kernel_call(plan_.ops[0], recorded_kernel(), on_device);
+  EXPECT_TRUE(c.matches) << c.mismatch;
+  EXPECT_TRUE(c.patches.empty());
+}
+
+TEST_F(CallCheckTest, AChangedScalarBecomesAPatchOfItsParameter) {
+  KernelCall call = recorded_kernel();
+  put(call, 8, 43);  // the seed
+  const CallCheck c = check_kernel_call(plan_.ops[0], call, on_device);
+  ASSERT_TRUE(c.matches) << c.mismatch;
+  ASSERT_EQ(c.patches.size(), 1u);
+  EXPECT_EQ(c.patches[0].offset, 8u);
+  ASSERT_EQ(c.patches[0].bytes.size(), 8u);
+  std::uint64_t seed = 0;
+  std::memcpy(&seed, c.patches[0].bytes.data(), 8);
+  EXPECT_EQ(seed, 43u);
+  // Two parameters changed: two patches; the last one runs to the end of the buffer.
+  put(call, 16, 99, 4);
+  const CallCheck two = check_kernel_call(plan_.ops[0], call, on_device);
+  ASSERT_EQ(two.patches.size(), 2u);
+  EXPECT_EQ(two.patches[1].offset, 16u);
+  EXPECT_EQ(two.patches[1].bytes.size(), 8u);
+}
+
+TEST_F(CallCheckTest, ChangedPointerIsAMismatch) {
+  KernelCall call = recorded_kernel();
+  put(call, 0, kBuffer + 256);
+  const CallCheck c = check_kernel_call(plan_.ops[0], call, on_device);
+  EXPECT_FALSE(c.matches);
+  EXPECT_NE(c.mismatch.find("task 0 (dropout): pointer argument at byte 0 changed: 0x7f0000000000 -> 0x7f0000000100"),
+            std::string::npos) << c.mismatch;
+}
+
+TEST_F(CallCheckTest, AScalarThatBecomesADeviceAddressIsAMismatch) {
+  KernelCall call = recorded_kernel();
+  put(call, 8, kOther + 64);
+  const CallCheck c = check_kernel_call(plan_.ops[0], call, on_device);
+  EXPECT_FALSE(c.matches);
+  EXPECT_NE(c.mismatch.find("argument word at byte 8 changed from 0x2a to 0x7f0000100040, a device address"),
+            std::string::npos) << c.mismatch;
+  // Without a way to tell device addresses, a changed scalar stays a patch.
+  EXPECT_TRUE(check_kernel_call(plan_.ops[0], call, nullptr).matches);
+}
+
+TEST_F(CallCheckTest, OtherKernelOrLaunchShapeOrArgumentSizeIsAMismatch) {
+  KernelCall call = recorded_kernel();
+  call.function = 0x2000;
+  EXPECT_NE(check_kernel_call(plan_.ops[0], call, on_device).mismatch.find("a different kernel (recorded 0x1000, called 0x2000)"),
+            std::string::npos);
+  call = recorded_kernel();
+  call.grid[0] = 8;
+  EXPECT_NE(check_kernel_call(plan_.ops[0], call, on_device).mismatch.find("launch shape changed: grid 4x1x1 -> 8x1x1"),
+            std::string::npos);
+  call = recorded_kernel();
+  call.shared_mem = 1024;
+  EXPECT_NE(check_kernel_call(plan_.ops[0], call, on_device).mismatch.find("dynamic shared 0 -> 1024 bytes"),
+            std::string::npos);
+  call = recorded_kernel();
+  call.args.push_back(0);
+  EXPECT_NE(check_kernel_call(plan_.ops[0], call, on_device).mismatch.find("argument bytes changed size: 24 -> 25"),
+            std::string::npos);
+}
+
+TEST_F(CallCheckTest, CopiesMatchOnTheirDeviceEndsAndStageTheHostEnd) {
+  CopyCall htod{CopyDirection::HtoD, 0x560000009000, kBuffer, 256};  // another host buffer: fine
+  CallCheck c = check_copy_call(plan_.ops[1], htod);
+  EXPECT_TRUE(c.matches) << c.mismatch;
+  EXPECT_EQ(c.host_end, 0x560000009000u);
+  htod.dst = kBuffer + 8;
+  EXPECT_NE(check_copy_call(plan_.ops[1], htod).mismatch.find("copy destination changed"), std::string::npos);
+  htod = {CopyDirection::HtoD, 0x560000009000, kBuffer, 128};
+  EXPECT_NE(check_copy_call(plan_.ops[1], htod).mismatch.find("copy size changed: 256 -> 128 bytes"), std::string::npos);
+  EXPECT_NE(check_copy_call(plan_.ops[1], {CopyDirection::DtoD, kOther, kBuffer, 256}).mismatch.find("HtoD -> DtoD"),
+            std::string::npos);
+  const CallCheck dtoh = check_copy_call(plan_.ops[4], {CopyDirection::DtoH, kOther, 0x56000000a000, 64});
+  EXPECT_TRUE(dtoh.matches) << dtoh.mismatch;
+  EXPECT_EQ(dtoh.host_end, 0x56000000a000u);
+  EXPECT_NE(check_copy_call(plan_.ops[4], {CopyDirection::DtoH, kBuffer, 0x56000000a000, 64}).mismatch.find("copy source changed"),
+            std::string::npos);
+}
+
+TEST_F(CallCheckTest, MemsetValueIsAPatchItsTargetIsNot) {
+  const MemsetOp& m = plan_.ops[2].memset;
+  MemsetCall call{m.dst, 7, m.element_size, m.width, m.height, m.pitch};
+  EXPECT_TRUE(check_memset_call(plan_.ops[2], call).patches.empty());
+  call.value = 9;
+  const CallCheck c = check_memset_call(plan_.ops[2], call);
+  ASSERT_TRUE(c.matches);
+  ASSERT_EQ(c.patches.size(), 1u);
+  EXPECT_EQ(c.patches[0].bytes, (std::vector<std::uint8_t>{9, 0, 0, 0}));
+  call.width /= 2;
+  EXPECT_NE(check_memset_call(plan_.ops[2], call).mismatch.find("memset target changed"), std::string::npos);
+}
+
+TEST_F(CallCheckTest, MatcherFollowsTheIterationSkippingSyncs) {
+  IterationMatcher matcher(plan_, on_device);
+  KernelCall kernel = recorded_kernel();
+  put(kernel, 8, 1234);
+  EXPECT_TRUE(matcher.next(kernel).matches);
+  EXPECT_TRUE(matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256}).matches);
+  const MemsetOp& m = plan_.ops[2].memset;
+  EXPECT_TRUE(matcher.next(MemsetCall{m.dst, 7, m.element_size, m.width, m.height, m.pitch}).matches);
+  EXPECT_EQ(matcher.position(), 4u) << "the sync (task 3) is passed over";
+  EXPECT_FALSE(matcher.complete());
+  EXPECT_TRUE(matcher.next(CopyCall{CopyDirection::DtoH, kOther, 0x560000002000, 64}).matches);
+  EXPECT_TRUE(matcher.complete());
+  EXPECT_EQ(matcher.patches()[0].size(), 1u);
+  EXPECT_TRUE(matcher.patches()[1].empty());
+  // One call too many.
+  const CallCheck extra = matcher.next(kernel);
+  EXPECT_FALSE(extra.matches);
+  EXPECT_NE(extra.mismatch.find("after the end of the recorded iteration"), std::string::npos) << extra.mismatch;
+  matcher.reset();
+  EXPECT_EQ(matcher.position(), 0u);
+  EXPECT_TRUE(matcher.patches()[0].empty());
+}
+
+TEST_F(CallCheckTest, MatcherStopsAtTheFirstCallOfAnotherKindAndStaysThere) {
+  IterationMatcher matcher(plan_, on_device);
+  const CallCheck c = matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256});
+  EXPECT_FALSE(c.matches);
+  EXPECT_NE(c.mismatch.find("task 0 (dropout): expected a kernel launch, the program issued a copy"), std::string::npos)
+      << c.mismatch;
+  EXPECT_EQ(matcher.position(), 0u);
+  EXPECT_TRUE(matcher.next(recorded_kernel()).matches);  // the right call still matches
+}
+
+TEST_F(CallCheckTest, WithoutAParameterLayoutTheWholeBufferIsOnePatch) {
+  Op op = plan_.ops[0];
+  op.kernel.param_offsets.clear();
+  KernelCall call = recorded_kernel();
+  put(call, 8, 7);
+  const CallCheck c = check_kernel_call(op, call, on_device);
+  ASSERT_TRUE(c.matches) << c.mismatch;
+  ASSERT_EQ(c.patches.size(), 1u);
+  EXPECT_EQ(c.patches[0].offset, 0u);
+  EXPECT_EQ(c.patches[0].bytes, call.args);
+}
+
+}  // namespace
+}  // namespace nimble::replayer
