@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "hints.hpp"
 #include "nimble/trace/io.hpp"
 
 namespace nimble::cli {
@@ -149,6 +150,7 @@ int exit_status(int wait_status) {
 }
 
 std::string summarize_recording(const trace::Trace& trace) {
+  const auto hint = shared_allocation_hint(trace);
   std::map<std::string, std::size_t> kinds;
   std::map<std::string, std::uint64_t> copied;  // bytes by direction
   std::map<std::string, std::size_t> library_calls, reasons;
@@ -248,6 +250,7 @@ std::string summarize_recording(const trace::Trace& trace) {
     if (c.value("truncated", false)) out << " (TRUNCATED: the window was open at exit)";
     out << "\n";
   }
+  if (hint) out << "  note         " << *hint << "\n";
   return out.str();
 }
 

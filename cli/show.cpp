@@ -3,6 +3,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "hints.hpp"
 #include "load.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "report.hpp"
@@ -34,6 +35,7 @@ void add_show_command(CLI::App& app) {
     trace::Trace copy = *trace;  // schedule a copy: show never changes the input
     const scheduler::Stats stats = scheduler::schedule_trace(copy);
     print_plan(std::cout, stats);
+    if (auto hint = shared_allocation_hint(*trace)) std::cout << "  note: " << *hint << "\n";
   });
 }
 

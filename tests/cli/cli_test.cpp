@@ -196,4 +196,34 @@ TEST_F(CliTest, DemoPrintsThePlanOfTheBundledSample) {
   EXPECT_NE(run.out.find("plan (task: stream, waits)"), std::string::npos);
 }
 
+// 30 kernels that all touch one 64 MiB allocation (a caching allocator's segment): `show` says
+// why they are serialised and what to do; kernels with allocations of their own get no note.
+std::string kernels_on(bool one_segment) {
+  std::string allocations = R"({"id": 0, "addr": "0x7f0000000000", "size": 67108864, "kind": "device"})";
+  std::string tasks;
+  for (int i = 0; i < 30; ++i) {
+    const int alloc = one_segment ? 0 : i + 1;
+    if (!one_segment) {
+      allocations += R"(, {"id": )" + std::to_string(alloc) + R"(, "addr": "0x7f10000)" + std::to_string(i + 10) +
+                     R"(000", "size": 4096, "kind": "async"})";
+    }
+    tasks += std::string(i ? ", " : "") + R"({"id": )" + std::to_string(i) + R"(, "kind": "kernel", "deps": )" +
+             (one_segment && i ? "[" + std::to_string(i - 1) + "]" : "[]") + R"(, "duration_us": 5, "mem": [{"alloc": )" +
+             std::to_string(alloc) + R"(, "offset": 0, "size": 4096, "mode": "rw"}]})";
+  }
+  return R"({"format": "nimble-trace", "version": 1, "allocations": [)" + allocations + R"(], "tasks": [)" + tasks + "]}";
+}
+
+TEST_F(CliTest, ShowExplainsKernelsSerialisedByOneSharedAllocation) {
+  const Result shared = nimble("show " + write("segment.json", kernels_on(true)).string());
+  ASSERT_EQ(shared.status, 0) << shared.err;
+  EXPECT_NE(shared.out.find("note: 30 of 30 kernels touch allocation 0 (64.0 MiB at 0x7f0000000000)"), std::string::npos)
+      << shared.out;
+  EXPECT_NE(shared.out.find("PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync"), std::string::npos) << shared.out;
+
+  const Result separate = nimble("show " + write("separate.json", kernels_on(false)).string());
+  ASSERT_EQ(separate.status, 0) << separate.err;
+  EXPECT_EQ(separate.out.find("note:"), std::string::npos) << separate.out;
+}
+
 }  // namespace
