@@ -130,7 +130,8 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
 }
 
 IterationMatcher::IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer)
-    : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), patches_(plan.ops.size()) {
+    : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), patches_(plan.ops.size()),
+      host_ends_(plan.ops.size(), 0) {
   skip_empty();
 }
 
@@ -143,6 +144,7 @@ bool IterationMatcher::complete() const { return position_ >= plan_.ops.size(); 
 void IterationMatcher::reset() {
   position_ = 0;
   for (auto& p : patches_) p.clear();
+  std::fill(host_ends_.begin(), host_ends_.end(), 0);
   skip_empty();
 }
 
@@ -161,6 +163,7 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
   CallCheck result = check(op, call);
   if (!result.matches) return result;
   patches_[position_] = result.patches;
+  host_ends_[position_] = result.host_end;
   ++position_;
   skip_empty();
   return result;

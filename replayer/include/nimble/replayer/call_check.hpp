@@ -74,6 +74,9 @@ class IterationMatcher {
   std::size_t position() const { return position_; }  // the next op to match
   // The patches of the ops matched so far in this iteration (per op index; empty: none).
   const std::vector<std::vector<ArgPatch>>& patches() const { return patches_; }
+  // The host address of each copy matched so far (0: not a copy to or from the host): a
+  // replayed HtoD copy must read the program's data from there, a DtoH copy write there.
+  const std::vector<std::uint64_t>& host_ends() const { return host_ends_; }
   void reset();
 
  private:
@@ -85,6 +88,7 @@ class IterationMatcher {
   IsDevicePointer is_device_pointer_;
   std::size_t position_ = 0;
   std::vector<std::vector<ArgPatch>> patches_;
+  std::vector<std::uint64_t> host_ends_;
 };
 
 }  // namespace nimble::replayer

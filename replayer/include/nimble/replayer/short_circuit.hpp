@@ -1,0 +1,88 @@
+// The decisions of the in-process short-circuit (`nimble run`), apart from the hooks that act on
+// them. While armed, every GPU call of the program is checked against the recording
+// (call_check.hpp) and, when it matches, deferred instead of run; each recorded segment (the ops
+// between two host-visible points: syncs and copies to the host) is launched as soon as its
+// last call has matched, with the patches its calls brought, so the GPU starts while the CPU is
+// still issuing the rest of the iteration. On a mismatch the deferred calls of the unlaunched
+// segment are issued as they were, in their order, then the mismatching call, and the program
+// goes on eagerly until the recorded iteration starts again. CUDA-free: an Executor does the
+// launching, so this is tested on a CPU.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "nimble/replayer/call_check.hpp"
+#include "nimble/replayer/plan.hpp"
+
+namespace nimble::replayer {
+
+using GpuCall = std::variant<KernelCall, CopyCall, MemsetCall>;
+
+// Op ranges [begin, end) of the plan that end at a host-visible point (a sync, or a copy to the
+// host, whose data the program may read as soon as the call returns) or at the end; with
+// `max_ops` > 0, longer stretches are cut into pieces of that many ops, so the first piece
+// starts on the GPU while the program still issues the later ones.
+struct Segment {
+  std::size_t begin = 0, end = 0;
+};
+std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Launch the recorded ops of `segment` (its graph) with the matcher's patches and host ends
+  // (IterationMatcher::patches(), host_ends()), on the program's stream.
+  virtual void launch_segment(std::size_t segment, const IterationMatcher& matched) = 0;
+  // Issue one call of the program as it made it (a deferred call on fall-back).
+  virtual void issue(const GpuCall& call) = 0;
+};
+
+enum class Action {
+  Run,       // the caller runs the call itself (not armed, or after a fall-back)
+  Deferred,  // matched: the caller must not run it (the short-circuit launches it)
+};
+
+struct ShortCircuitSummary {
+  std::size_t iterations_replayed = 0;
+  std::size_t segments_launched = 0;
+  std::size_t calls_deferred = 0;
+  std::map<std::string, std::size_t> fallbacks;  // reason -> count
+};
+
+class ShortCircuit {
+ public:
+  ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
+               Executor& executor);
+
+  // A GPU call of the program. Arms itself when a call matches the recording's first op.
+  Action on_call(const GpuCall& call);
+  // The program is about to look at results (a sync, an event query, a host callback): whatever
+  // is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
+  // elsewhere it falls back.
+  void on_host_visible_point(const std::string& what);
+
+  bool armed() const { return armed_; }
+  const ShortCircuitSummary& summary() const { return summary_; }
+  std::string summary_text() const;
+
+ private:
+  CallCheck check(const GpuCall& call);
+  Action try_arm(const GpuCall& call);
+  void fall_back(const std::string& reason);
+  void launch_ready_segments();
+
+  const ReplayPlan& plan_;
+  Executor& executor_;
+  IterationMatcher matcher_;
+  std::vector<Segment> segments_;
+  std::size_t next_segment_ = 0;     // the first segment not launched in this iteration
+  std::vector<GpuCall> deferred_;    // calls of the unlaunched segment, in order
+  bool armed_ = false;
+  ShortCircuitSummary summary_;
+};
+
+}  // namespace nimble::replayer
