@@ -132,11 +132,6 @@ TEST(Config, OutputPathExpandsThePid) {
   EXPECT_EQ(expand_output_path("100%", 7), "100%");
 }
 
-}  // namespace
-}  // namespace nimble::hooks
-
-namespace nimble::hooks {
-namespace {
 
 TEST(Config, BenchMaxStreamsCapsTheScheduleOrIsAnError) {
   Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_BENCH", "5"}, {"NIMBLE_BENCH_MAX_STREAMS", "8"}});

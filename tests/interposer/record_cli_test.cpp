@@ -150,11 +150,6 @@ TEST(BenchCommand, IterationsOutOfRangeAreRejected) {
   EXPECT_NE(r.output.find("--iterations"), std::string::npos) << r.output;
 }
 
-}  // namespace
-}  // namespace nimble::test
-
-namespace nimble::test {
-namespace {
 
 // --max-streams reaches the bench's schedule (recorded in the results); without it, no cap.
 TEST(BenchCommand, MaxStreamsCapsTheBenchSchedule) {

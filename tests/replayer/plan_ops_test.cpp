@@ -422,11 +422,6 @@ TEST(PlanFreed, CopiesAndMemsetsIntoFreedAllocationsUseShadowsNumberedAsFirstMet
   EXPECT_EQ(r.plan->written, (std::vector<MemoryRange>{{0x7f0000000000, 4096}}));
 }
 
-}  // namespace
-}  // namespace nimble::replayer
-
-namespace nimble::replayer {
-namespace {
 
 // Two temporaries allocated inside the iteration: one written then read by tasks 0 and 1, the
 // other by tasks 2 and 3. Chained by dependencies they share shadow memory; without the

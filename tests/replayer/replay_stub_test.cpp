@@ -520,11 +520,6 @@ TEST_F(ReplayStub, FailingLaunchInRunBenchIsReportedNamingTheTask) {
   }
 }
 
-}  // namespace
-}  // namespace nimble::replayer
-
-namespace nimble::replayer {
-namespace {
 
 // A launch with attributes (a cluster) needs cuLaunchKernelEx and keeps them; the plain ones do not.
 TEST_F(ReplayStub, AttributesGoThroughLaunchKernelEx) {
@@ -540,11 +535,6 @@ TEST_F(ReplayStub, AttributesGoThroughLaunchKernelEx) {
   EXPECT_EQ(calls_named("cuLaunchKernelEx").at(0).args.at(0), fn(30));
 }
 
-}  // namespace
-}  // namespace nimble::replayer
-
-namespace nimble::replayer {
-namespace {
 
 // The fake reports a dynamic shared memory limit of 1000 + 8 (CUfunction) and 2000 + 8 + 300
 // (CUkernel on device 3). Launches that need more get the limit raised for the replay only.
@@ -603,11 +593,6 @@ TEST_F(ReplayStub, CUkernelLimitsAreAskedForTheCurrentDevice) {
             std::string::npos);
 }
 
-}  // namespace
-}  // namespace nimble::replayer
-
-namespace nimble::replayer {
-namespace {
 
 BenchOptions quick_bench() {
   BenchOptions options;
