@@ -131,7 +131,7 @@ void Engine::host_synced_stream(StreamHandle stream, ThreadId thread, const std:
 void Engine::host_synced_event(EventHandle event, ThreadId thread, const std::string& api) {
   std::lock_guard lock(state_->mutex);
   State& st = *state_;
-  trace::json detail = {{"sync", "event"}, {"event", detail::hex(event)}};
+  trace::json detail = {{"sync", "event"}, {"event", trace::hex_address(event)}};
   st.add_sync(thread, api, std::move(detail), [&](trace::TaskId id, DepCollector& deps) {
     st.order.event_synced(event, id, deps);
   });

@@ -1,15 +1,6 @@
 #include "trace_builder.hpp"
 
-#include <cinttypes>
-#include <cstdio>
-
 namespace nimble::deps::detail {
-
-std::string hex(std::uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
-  return buf;
-}
 
 namespace {
 
@@ -52,7 +43,7 @@ trace::json mem_json(const std::vector<AccessRecord>& mem) {
       out.push_back({{"alloc", a.alloc}, {"offset", a.offset}, {"size", a.size},
                      {"mode", mode_name(a.mode)}});
     } else {  // outside every tracked allocation
-      out.push_back({{"addr", hex(a.offset)}, {"size", a.size}, {"mode", mode_name(a.mode)}});
+      out.push_back({{"addr", trace::hex_address(a.offset)}, {"size", a.size}, {"mode", mode_name(a.mode)}});
     }
   }
   return out;
@@ -97,7 +88,7 @@ trace::json streams_json(const std::vector<StreamInfo*>& streams) {
   for (std::size_t i = 0; i < streams.size(); ++i) {
     const StreamInfo& s = *streams[i];
     trace::json entry = {{"index", i},
-                         {"handle", hex(s.handle)},
+                         {"handle", trace::hex_address(s.handle)},
                          {"flags", s.flags},
                          {"priority", s.priority},
                          {"kind", stream_kind_name(s.kind)}};
@@ -112,10 +103,10 @@ trace::json allocations_json(const std::vector<AllocRecord>& allocations) {
   trace::json out = trace::json::array();
   for (const AllocRecord& a : allocations) {
     trace::json entry = {{"id", a.id},
-                         {"addr", hex(a.addr)},
+                         {"addr", trace::hex_address(a.addr)},
                          {"size", a.size},
                          {"kind", alloc_kind_name(a.kind)},
-                         {"stream", hex(a.stream)}};
+                         {"stream", trace::hex_address(a.stream)}};
     if (a.allocated_before_task != kNoTask) entry["allocated_before_task"] = a.allocated_before_task;
     if (a.freed) {
       entry["freed"] = true;

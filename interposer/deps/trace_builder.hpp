@@ -35,6 +35,4 @@ trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
                          const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
 
-std::string hex(std::uint64_t value);
-
 }  // namespace nimble::deps::detail

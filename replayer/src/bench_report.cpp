@@ -16,12 +16,6 @@ std::string fixed(double v, int digits = 3) {
   return buf;
 }
 
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 }  // namespace
 
 TraceBounds trace_bounds(const trace::Trace& trace) {
@@ -64,7 +58,7 @@ json bench_to_json(const BenchResult& result, const TraceBounds& bounds, std::op
       entry["memory_check"] = b.verified;
       if (!b.differing.empty()) {
         json ranges = json::array();
-        for (const MemoryRange& r : b.differing) ranges.push_back({{"addr", hex(r.addr)}, {"size", r.size}});
+        for (const MemoryRange& r : b.differing) ranges.push_back({{"addr", trace::hex_address(r.addr)}, {"size", r.size}});
         entry["differing_ranges"] = std::move(ranges);
       }
     } else {

@@ -1,17 +1,10 @@
 #include "nimble/replayer/call_check.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 namespace nimble::replayer {
 namespace {
-
-std::string hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 std::string dims(const unsigned* d) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -41,7 +34,8 @@ bool same(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b
 CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer) {
   const KernelOp& k = recorded.kernel;
   if (call.function != k.function) {
-    return mismatch(recorded, "a different kernel (recorded " + hex(k.function) + ", called " + hex(call.function) + ")");
+    return mismatch(recorded, "a different kernel (recorded " + trace::hex_address(k.function) + ", called " +
+                                  trace::hex_address(call.function) + ")");
   }
   if (!std::equal(k.grid, k.grid + 3, call.grid) || !std::equal(k.block, k.block + 3, call.block) ||
       k.shared_mem != call.shared_mem) {
@@ -56,7 +50,8 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   for (std::uint32_t p : k.pointer_offsets) {
     if (!same(k.args, call.args, p, p + 8)) {
       return mismatch(recorded, "pointer argument at byte " + std::to_string(p) + " changed: " +
-                                    hex(word_at(k.args, p)) + " -> " + hex(word_at(call.args, p)));
+                                    trace::hex_address(word_at(k.args, p)) + " -> " +
+                                    trace::hex_address(word_at(call.args, p)));
     }
   }
   // Parameters: where each starts, up to the next (or the end); one parameter when unknown.
@@ -73,8 +68,9 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
       if (same(k.args, call.args, w, w + 8)) continue;
       const std::uint64_t before = word_at(k.args, w), now = word_at(call.args, w);
       if (is_device_pointer && (is_device_pointer(now) || is_device_pointer(before))) {
-        return mismatch(recorded, "argument word at byte " + std::to_string(w) + " changed from " + hex(before) +
-                                      " to " + hex(now) + ", a device address: the memory it touches is not the recorded one");
+        return mismatch(recorded, "argument word at byte " + std::to_string(w) + " changed from " +
+                                      trace::hex_address(before) + " to " + trace::hex_address(now) +
+                                      ", a device address: the memory it touches is not the recorded one");
       }
     }
     result.patches.push_back({static_cast<std::uint32_t>(from),
@@ -99,10 +95,11 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call) {
   const bool src_on_device = c.direction != CopyDirection::HtoD;
   const bool dst_on_device = c.direction != CopyDirection::DtoH;
   if (src_on_device && call.src != c.src) {
-    return mismatch(recorded, "copy source changed: " + hex(c.src) + " -> " + hex(call.src));
+    return mismatch(recorded, "copy source changed: " + trace::hex_address(c.src) + " -> " + trace::hex_address(call.src));
   }
   if (dst_on_device && call.dst != c.dst) {
-    return mismatch(recorded, "copy destination changed: " + hex(c.dst) + " -> " + hex(call.dst));
+    return mismatch(recorded,
+                    "copy destination changed: " + trace::hex_address(c.dst) + " -> " + trace::hex_address(call.dst));
   }
   if (!src_on_device) result.host_end = call.src;
   if (!dst_on_device) result.host_end = call.dst;
@@ -114,9 +111,9 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
   const MemsetOp& m = recorded.memset;
   if (call.dst != m.dst || call.element_size != m.element_size || call.width != m.width ||
       call.height != m.height || call.pitch != m.pitch) {
-    return mismatch(recorded, "memset target changed: " + hex(m.dst) + " (" + std::to_string(m.width) + "x" +
+    return mismatch(recorded, "memset target changed: " + trace::hex_address(m.dst) + " (" + std::to_string(m.width) + "x" +
                                   std::to_string(m.height) + " of " + std::to_string(m.element_size) + " bytes) -> " +
-                                  hex(call.dst) + " (" + std::to_string(call.width) + "x" + std::to_string(call.height) +
+                                  trace::hex_address(call.dst) + " (" + std::to_string(call.width) + "x" + std::to_string(call.height) +
                                   " of " + std::to_string(call.element_size) + " bytes)");
   }
   CallCheck result;

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 
 namespace nimble::trace::detail {
 
@@ -120,3 +121,13 @@ void append_member(json& object, std::string key, json value) {
 }
 
 }  // namespace nimble::trace::detail
+
+namespace nimble::trace {
+
+std::string hex_address(std::uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+}  // namespace nimble::trace

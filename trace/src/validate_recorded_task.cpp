@@ -3,7 +3,6 @@
 // are warnings.
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <unordered_set>
 
 #include "json_checks.hpp"
@@ -13,12 +12,6 @@ namespace nimble::trace::detail {
 namespace {
 
 std::string at(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
-
-std::string hex(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 // The little-endian 64-bit word at byte `offset` of hex-encoded bytes (bounds checked by the caller).
 std::uint64_t word_at(const std::string& bytes, std::size_t offset) {
@@ -138,9 +131,9 @@ void check_args(const FieldChecker& c, const json& args, const RecordedContext& 
     const std::uint64_t expected = base->second + static_cast<std::uint64_t>(*alloc_offset);
     const std::uint64_t actual = word_at(args["bytes"].get_ref<const std::string&>(), static_cast<std::size_t>(*offset));
     if (actual != expected) {
-      c.report(kWarning, path, "the argument bytes at offset " + std::to_string(*offset) + " hold " + hex(actual) +
+      c.report(kWarning, path, "the argument bytes at offset " + std::to_string(*offset) + " hold " + hex_address(actual) +
                                    ", but allocation " + std::to_string(*alloc) + " + " + std::to_string(*alloc_offset) +
-                                   " is " + hex(expected) + "; update \"args.bytes\" or this entry");
+                                   " is " + hex_address(expected) + "; update \"args.bytes\" or this entry");
     }
   }
 }

@@ -53,4 +53,7 @@ struct Trace {
   json extra = json::object();            // other top-level fields, preserved
 };
 
+// An address as trace files and nimble's messages spell it: "0x" and lowercase hex digits.
+std::string hex_address(std::uint64_t value);
+
 }  // namespace nimble::trace
