@@ -6,15 +6,9 @@
 namespace nimble::replayer {
 namespace {
 
-std::string dims(const unsigned* d) {
-  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-}
-
-std::string task_of(const Op& op) { return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")"; }
-
 CallCheck mismatch(const Op& op, const std::string& why) {
   CallCheck c;
-  c.mismatch = task_of(op) + ": " + why;
+  c.mismatch = describe_op(op) + ": " + why;
   return c;
 }
 
@@ -39,8 +33,8 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   }
   if (!std::equal(k.grid, k.grid + 3, call.grid) || !std::equal(k.block, k.block + 3, call.block) ||
       k.shared_mem != call.shared_mem) {
-    return mismatch(recorded, "launch shape changed: grid " + dims(k.grid) + " -> " + dims(call.grid) + ", block " +
-                                  dims(k.block) + " -> " + dims(call.block) + ", dynamic shared " +
+    return mismatch(recorded, "launch shape changed: grid " + dims_text(k.grid) + " -> " + dims_text(call.grid) + ", block " +
+                                  dims_text(k.block) + " -> " + dims_text(call.block) + ", dynamic shared " +
                                   std::to_string(k.shared_mem) + " -> " + std::to_string(call.shared_mem) + " bytes");
   }
   if (call.args.size() != k.args.size()) {

@@ -4,6 +4,24 @@
 
 namespace nimble::replayer {
 
+CUresult get_kernel_attribute(const DriverApi& api, CUfunction f, bool is_cukernel, CUdevice device,
+                              CUfunction_attribute attribute, int* value) {
+  if (is_cukernel) {
+    return api.kernel_get_attribute ? api.kernel_get_attribute(value, attribute, reinterpret_cast<CUkernel>(f), device)
+                                    : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return api.func_get_attribute ? api.func_get_attribute(value, attribute, f) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult set_kernel_attribute(const DriverApi& api, CUfunction f, bool is_cukernel, CUdevice device,
+                              CUfunction_attribute attribute, int value) {
+  if (is_cukernel) {
+    return api.kernel_set_attribute ? api.kernel_set_attribute(attribute, value, reinterpret_cast<CUkernel>(f), device)
+                                    : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return api.func_set_attribute ? api.func_set_attribute(f, attribute, value) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
 std::string describe_kernel_limits(const DriverApi& api, CUfunction f, bool is_cukernel) {
   CUdevice device = 0;
   if (is_cukernel && (!api.ctx_get_device || api.ctx_get_device(&device) != CUDA_SUCCESS)) {
@@ -21,12 +39,7 @@ std::string describe_kernel_limits(const DriverApi& api, CUfunction f, bool is_c
   std::string out;
   for (const auto& [attribute, label] : asked) {
     int value = 0;
-    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-    if (is_cukernel && api.kernel_get_attribute) {
-      r = api.kernel_get_attribute(&value, attribute, reinterpret_cast<CUkernel>(f), device);
-    } else if (!is_cukernel && api.func_get_attribute) {
-      r = api.func_get_attribute(&value, attribute, f);
-    }
+    const CUresult r = get_kernel_attribute(api, f, is_cukernel, device, attribute, &value);
     out += (out.empty() ? "" : ", ") + std::string(label) + " " +
            (r == CUDA_SUCCESS ? std::to_string(value) : std::string("?"));
   }
@@ -34,10 +47,7 @@ std::string describe_kernel_limits(const DriverApi& api, CUfunction f, bool is_c
 }
 
 std::string describe_launch(const KernelOp& k) {
-  auto dims = [](const unsigned* d) {
-    return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
-  };
-  return "recorded launch: grid " + dims(k.grid) + ", block " + dims(k.block) + ", dynamic shared " +
+  return "recorded launch: grid " + dims_text(k.grid) + ", block " + dims_text(k.block) + ", dynamic shared " +
          std::to_string(k.shared_mem) + " bytes, " + std::to_string(k.param_offsets.size()) +
          " parameters in " + std::to_string(k.args.size()) + " argument bytes" +
          (k.cooperative ? ", cooperative" : "");

@@ -333,6 +333,14 @@ std::string task_name(const trace::Task& task) {
 
 }  // namespace
 
+std::string describe_op(const Op& op) {
+  return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")";
+}
+
+std::string dims_text(const unsigned* dims) {
+  return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
+}
+
 PlanResult build_plan(const trace::Trace& trace) {
   PlanResult result;
   ReplayPlan plan;

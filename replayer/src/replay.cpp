@@ -28,7 +28,6 @@ void check(const DriverApi& api, CUresult result, const std::string& what) {
 
 namespace {
 
-std::string where(const Op& op) { return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")"; }
 
 }  // namespace
 
@@ -92,15 +91,15 @@ void Replayer::raise_shared_memory_limits() {
   const bool have_device = api_.ctx_get_device && api_.ctx_get_device(&device) == CUDA_SUCCESS;
   for (const auto& [f, need] : needed) {
     const auto [bytes, is_cukernel] = need;
-    const auto kernel = reinterpret_cast<CUkernel>(f);
+    if (is_cukernel && !have_device) continue;  // unknown: launch and see
     int current = 0;
-    const CUresult got = is_cukernel
-        ? (have_device ? api_.kernel_get_attribute(&current, attribute, kernel, device) : CUDA_ERROR_INVALID_CONTEXT)
-        : api_.func_get_attribute(&current, attribute, f);
-    if (got != CUDA_SUCCESS || current >= static_cast<int>(bytes)) continue;  // unknown: launch and see
-    const CUresult set = is_cukernel ? api_.kernel_set_attribute(attribute, static_cast<int>(bytes), kernel, device)
-                                     : api_.func_set_attribute(f, attribute, static_cast<int>(bytes));
-    if (set == CUDA_SUCCESS) raised_.push_back({f, is_cukernel, current});
+    if (get_kernel_attribute(api_, f, is_cukernel, device, attribute, &current) != CUDA_SUCCESS ||
+        current >= static_cast<int>(bytes)) {
+      continue;
+    }
+    if (set_kernel_attribute(api_, f, is_cukernel, device, attribute, static_cast<int>(bytes)) == CUDA_SUCCESS) {
+      raised_.push_back({f, is_cukernel, current});
+    }
   }
   limits_device_ = device;
 }
@@ -108,9 +107,8 @@ void Replayer::raise_shared_memory_limits() {
 Replayer::~Replayer() {
   // Best effort: never throw from here.
   for (const RaisedLimit& r : raised_) {
-    const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-    if (r.is_cukernel) api_.kernel_set_attribute(attribute, r.original, reinterpret_cast<CUkernel>(r.function), limits_device_);
-    else api_.func_set_attribute(r.function, attribute, r.original);
+    set_kernel_attribute(api_, r.function, r.is_cukernel, limits_device_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         r.original);
   }
   for (auto e : execs_) api_.graph_exec_destroy(e);
   for (auto g : graphs_) api_.graph_destroy(g);
@@ -167,15 +165,12 @@ void Replayer::issue(std::size_t i, CUstream s) {
       void** params = use_extra ? nullptr : params_[i].data();
       void** extra_arg = use_extra ? extra : nullptr;
       // Without attributes, the plain launch the program itself used most of the time.
-      auto launch = [&](CUfunction f) {
-        return attrs.empty()
-            ? api_.launch_kernel(f, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
-                                 k.block[2], k.shared_mem, s, params, extra_arg)
-            : api_.launch_kernel_ex(&config, f, params, extra_arg);
-      };
-      const CUresult r = launch(functions_[i]);
+      const CUresult r = attrs.empty()
+          ? api_.launch_kernel(functions_[i], k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1],
+                               k.block[2], k.shared_mem, s, params, extra_arg)
+          : api_.launch_kernel_ex(&config, functions_[i], params, extra_arg);
       if (r == CUDA_SUCCESS) return;
-      check(api_, r, "kernel launch for " + where(op) + " (" + (k.is_cukernel ? "CUkernel" : "CUfunction") +
+      check(api_, r, "kernel launch for " + describe_op(op) + " (" + (k.is_cukernel ? "CUkernel" : "CUfunction") +
                          ", " + std::to_string(attrs.size()) + " attributes; " + describe_launch(k) + "; " +
                          describe_kernel_limits(api_, functions_[i], k.is_cukernel) + ")");
       return;
@@ -195,7 +190,7 @@ void Replayer::issue(std::size_t i, CUstream s) {
           r = api_.memcpy_dtod_async(resolve(c.dst, c.dst_shadow), resolve(c.src, c.src_shadow), c.bytes, s);
           break;
       }
-      check(api_, r, "copy for " + where(op));
+      check(api_, r, "copy for " + describe_op(op));
       return;
     }
     case OpKind::Memset: {
@@ -216,7 +211,7 @@ void Replayer::issue(std::size_t i, CUstream s) {
           default: r = api_.memset_d2d32_async(dst, m.pitch, m.value, m.width, m.height, s); break;
         }
       }
-      check(api_, r, "memset for " + where(op));
+      check(api_, r, "memset for " + describe_op(op));
       return;
     }
   }
@@ -242,10 +237,10 @@ void Replayer::capture_streams() {
     const Op& op = plan_.ops[i];
     CUstream s = streams_.at(static_cast<std::size_t>(op.stream));
     for (std::size_t w : op.waits) {
-      check(api_, api_.stream_wait_event(s, done_[w], 0), "cuStreamWaitEvent for " + where(op));
+      check(api_, api_.stream_wait_event(s, done_[w], 0), "cuStreamWaitEvent for " + describe_op(op));
     }
     issue(i, s);
-    if (done_[i]) check(api_, api_.event_record(done_[i], s), "cuEventRecord for " + where(op));
+    if (done_[i]) check(api_, api_.event_record(done_[i], s), "cuEventRecord for " + describe_op(op));
   }
   for (std::size_t s = 1; s < streams_.size(); ++s) {
     check(api_, api_.event_record(join_[s], streams_[s]), "cuEventRecord (join)");
@@ -271,13 +266,13 @@ void Replayer::capture_edges(CUstream s) {
       continue;
     }
     check(api_, api_.update_capture_deps(s, deps.data(), nullptr, deps.size(), CU_STREAM_SET_CAPTURE_DEPENDENCIES),
-          "cuStreamUpdateCaptureDependencies for " + where(op));
+          "cuStreamUpdateCaptureDependencies for " + describe_op(op));
     issue(i, s);
     CUstreamCaptureStatus status{};
     const CUgraphNode* added = nullptr;
     std::size_t count = 0;
     check(api_, api_.capture_info(s, &status, nullptr, nullptr, &added, nullptr, &count),
-          "cuStreamGetCaptureInfo for " + where(op));
+          "cuStreamGetCaptureInfo for " + describe_op(op));
     nodes_of[i].assign(added, added + count);
   }
 }

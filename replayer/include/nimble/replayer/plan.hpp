@@ -99,6 +99,11 @@ struct PlanResult {
   std::vector<std::string> problems;  // why a task cannot be replayed, each naming the task
 };
 
+// "task 12 (kernel name, cut to 60 characters)": how messages name an op.
+std::string describe_op(const Op& op);
+// "4x1x1": a grid or block.
+std::string dims_text(const unsigned* dims);
+
 // Builds the plan; every task that cannot be replayed safely is listed in `problems` (then no
 // plan): opaque work (graphs, host functions), unknown arguments or memory, 2D/3D/array copies,
 // and allocations freed inside the iteration that a task reaches other than through a pointer

@@ -75,7 +75,6 @@ class ShortCircuit {
   void fall_back(const std::string& reason);
   void launch_ready_segments();
 
-  const ReplayPlan& plan_;
   Executor& executor_;
   IterationMatcher matcher_;
   std::vector<Segment> segments_;
