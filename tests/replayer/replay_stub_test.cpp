@@ -273,6 +273,17 @@ class ReplayStub : public ::testing::Test {
 
 std::uint64_t fn(long id) { return 0x1000 + id; }
 
+// Eager replay that must fail: the ReplayError's message.
+std::string eager_replay_error(Replayer& replayer) {
+  try {
+    replayer.issue_eager();
+  } catch (const ReplayError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ReplayError";
+  return "";
+}
+
 TEST_F(ReplayStub, PlanHasTheExpectedShape) {
   EXPECT_TRUE(plan_.scheduled);
   EXPECT_EQ(plan_.streams, 2);
@@ -487,14 +498,9 @@ TEST_F(ReplayStub, LoadDriverApiNamesAMissingFunction) {
 TEST_F(ReplayStub, FailingLaunchThrowsAReplayErrorNamingTheTask) {
   g_launch_result = CUDA_ERROR_LAUNCH_FAILED;
   Replayer replayer(api_, plan_);
-  try {
-    replayer.issue_eager();
-    FAIL() << "no ReplayError";
-  } catch (const ReplayError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("kernel launch for task 30 (k30)"), std::string::npos) << what;
-    EXPECT_NE(what.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos) << what;
-  }
+  const std::string what = eager_replay_error(replayer);
+  EXPECT_NE(what.find("kernel launch for task 30 (k30)"), std::string::npos) << what;
+  EXPECT_NE(what.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos) << what;
   // A failed capture still ends the capture, so the stream stays usable.
   const std::size_t start = g_log.size();
   EXPECT_THROW(replayer.instantiate(Backend::Graph), ReplayError);
@@ -567,20 +573,15 @@ TEST_F(ReplayStub, DynamicSharedMemoryLimitsAreRaisedForTheReplayAndPutBack) {
 TEST_F(ReplayStub, FailedLaunchNamesTheRecordedShapeAndTheKernelsLimits) {
   g_rejected_handle = fn(40);
   Replayer replayer(api_, plan_);
-  try {
-    replayer.issue_eager();
-    FAIL() << "no ReplayError";
-  } catch (const ReplayError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("task 40"), std::string::npos) << what;
-    EXPECT_NE(what.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << what;
-    EXPECT_NE(what.find("grid 2x1x1, block 64x1x1, dynamic shared 0 bytes, 1 parameters in 8 argument bytes"),
-              std::string::npos) << what;
-    EXPECT_NE(what.find("max threads/block " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)),
-              std::string::npos) << what;
-    EXPECT_NE(what.find("static shared bytes " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)),
-              std::string::npos) << what;
-  }
+  const std::string what = eager_replay_error(replayer);
+  EXPECT_NE(what.find("task 40"), std::string::npos) << what;
+  EXPECT_NE(what.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << what;
+  EXPECT_NE(what.find("grid 2x1x1, block 64x1x1, dynamic shared 0 bytes, 1 parameters in 8 argument bytes"),
+            std::string::npos) << what;
+  EXPECT_NE(what.find("max threads/block " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)),
+            std::string::npos) << what;
+  EXPECT_NE(what.find("static shared bytes " + std::to_string(1000 + CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)),
+            std::string::npos) << what;
 }
 
 TEST_F(ReplayStub, CUkernelLimitsAreAskedForTheCurrentDevice) {
