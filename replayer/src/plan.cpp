@@ -259,20 +259,6 @@ std::map<std::int64_t, Allocation> collect_memory(const trace::Task& task, const
   return freed;
 }
 
-// The freed allocations a task's mem entries name, each with whether it was allocated inside
-// the iteration (for the shadow layout; collect_memory has reported any problem already).
-std::map<std::int64_t, bool> collect_freed_ids(const trace::Task& task, const std::map<std::int64_t, Allocation>& allocations) {
-  std::map<std::int64_t, bool> result;
-  auto mem = task.extra.find("mem");
-  if (mem == task.extra.end() || !mem->is_array()) return result;
-  for (const json& access : *mem) {
-    if (!access.contains("alloc") || !access["alloc"].is_number_integer()) continue;
-    auto it = allocations.find(access["alloc"].get<std::int64_t>());
-    if (it != allocations.end() && it->second.freed && !it->second.host) result[it->first] = it->second.allocated_inside;
-  }
-  return result;
-}
-
 // The shadow address for `addr` if it lies in one of the task's freed allocations.
 std::optional<ShadowAddress> shadow_of(std::uint64_t addr, const std::map<std::int64_t, Allocation>& freed,
                                        Shadows& shadows) {
@@ -357,20 +343,20 @@ PlanResult build_plan(const trace::Trace& trace) {
   plan.scheduled = trace.schedule.has_value();
   Shadows shadows;
   std::map<std::int64_t, std::vector<std::size_t>> users;  // freed allocation -> ops touching it
-  std::map<std::int64_t, bool> inside;                     // freed allocation -> allocated inside
   int max_stream = 0;
   for (const trace::Task& task : trace.tasks) {
     const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
     Op op;
     op.task = task.id;
     op.name = task_name(task);
+    std::map<std::int64_t, Allocation> freed;  // the freed allocations this task touches
     try {
       if (task.kind != "kernel" && task.kind != "memcpy" && task.kind != "memset" && task.kind != "sync") {
         result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
                                   "replayed (only kernel, memcpy, memset and sync)");
         continue;
       }
-      const auto freed = collect_memory(task, where, allocations, plan.written, result.problems);
+      freed = collect_memory(task, where, allocations, plan.written, result.problems);
       if (task.kind == "kernel") {
         op.kind = OpKind::Kernel;
         op.kernel = kernel_op(task, where);
@@ -405,10 +391,7 @@ PlanResult build_plan(const trace::Trace& trace) {
       }
     }
     max_stream = std::max(max_stream, op.stream);
-    for (const auto& [id, a] : collect_freed_ids(task, allocations)) {
-      users[id].push_back(plan.ops.size());
-      inside[id] = a;
-    }
+    for (const auto& [id, a] : freed) users[id].push_back(plan.ops.size());
     plan.ops.push_back(std::move(op));
   }
   if (!result.problems.empty()) return result;
@@ -428,7 +411,7 @@ PlanResult build_plan(const trace::Trace& trace) {
   plan.shadow_sizes = std::move(shadows.sizes);
   std::vector<ShadowUse> uses(plan.shadow_sizes.size());
   for (const auto& [id, s] : shadows.index) {
-    uses[s] = {plan.shadow_sizes[s], users[id], inside[id]};
+    uses[s] = {plan.shadow_sizes[s], users[id], allocations.at(id).allocated_inside};
   }
   std::vector<std::vector<std::size_t>> predecessors(plan.ops.size());
   for (std::size_t i = 0; i < plan.ops.size(); ++i) predecessors[i] = plan.ops[i].deps;
