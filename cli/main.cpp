@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       "  nimble export --format perfetto trace.json -o timeline.json   timeline for ui.perfetto.dev\n"
       "  nimble record -o trace.json -- python train.py  record one iteration (GPU)\n"
       "  nimble bench --iteration 10 -- python infer.py  record, then replay it with every backend (GPU)\n"
+      "  nimble run -- python infer.py                  replay later iterations as CUDA graphs (GPU)\n"
       "The trace format is described in docs/trace-format.md.");
 
   nimble::cli::add_check_command(app);
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
 #ifdef NIMBLE_HAVE_RECORD
   nimble::cli::add_record_command(app);
   nimble::cli::add_bench_command(app);
+  nimble::cli::add_run_command(app);
 #endif
 
   try {

@@ -20,6 +20,9 @@ struct RecordOptions {
   std::string dependencies = "stream-order";  // or "memory" (docs/dependencies.md)
   int bench_iterations = 0;  // nimble bench: replays per backend (0: record only)
   int bench_max_streams = -1;  // nimble bench: cap on the schedule's streams (0: none; -1: the library's default)
+  bool run = false;            // nimble run: replay later iterations that match the recorded one
+  int run_piece = -1;          // nimble run: ops per launched piece (0: whole segments; -1: the library's default)
+  int run_max_streams = -1;    // nimble run: streams inside the graphs (-1: the library's default)
   std::vector<std::string> command;
 };
 

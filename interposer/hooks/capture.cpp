@@ -1,4 +1,5 @@
 #include "capture.hpp"
+#include "run_mode.hpp"
 
 #include <algorithm>
 
@@ -196,6 +197,8 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
   if (written && config_.bench_iterations > 0 && !at_exit) {
     bench_recorded_iteration(std::move(*written), framework_iteration_ms());
   }
+  // `nimble run`: later iterations that match this one are launched as graphs.
+  if (written && config_.run && !at_exit) start_short_circuit(std::move(*written));
 }
 
 }  // namespace nimble::hooks

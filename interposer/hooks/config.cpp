@@ -83,6 +83,30 @@ Config parse_config(const GetEnv& getenv) {
   }
   if (auto d = get("NIMBLE_DEBUG"); !d.empty() && d != "0") c.debug = true;
 
+  if (auto r = get("NIMBLE_RUN"); !r.empty() && r != "0") {
+    if (r == "1") {
+      c.run = true;
+    } else {
+      c.errors.push_back("NIMBLE_RUN=" + std::string(r) + " is not 0 or 1");
+    }
+  }
+  if (c.run && c.bench_iterations > 0) {
+    c.errors.push_back("NIMBLE_RUN=1 and NIMBLE_BENCH are exclusive: bench replays the recorded iteration, run the later ones");
+  }
+  if (auto p = get("NIMBLE_RUN_PIECE"); !p.empty()) {
+    if (p == "0") {
+      c.run_piece = 0;
+    } else if (!parse_positive_int(p, c.run_piece)) {
+      c.errors.push_back("NIMBLE_RUN_PIECE=" + std::string(p) + " is not a number of ops (a positive integer, or 0 for whole segments)");
+    }
+  }
+  if (auto m = get("NIMBLE_RUN_MAX_STREAMS"); !m.empty()) {
+    if (!parse_positive_int(m, c.run_max_streams) || c.run_max_streams > 1024) {
+      c.errors.push_back("NIMBLE_RUN_MAX_STREAMS=" + std::string(m) + " is not a number of streams (1 to 1024)");
+    }
+  }
+  if (auto o = get("NIMBLE_RUN_OUTPUT"); !o.empty()) c.run_output = std::string(o);
+
   if (!c.errors.empty()) c.record = false;
   return c;
 }
@@ -93,6 +117,10 @@ Config config_from_environment() {
 
 std::string bench_output_path(const Config& config, const std::string& trace_path) {
   return config.bench_output.empty() ? replayer::default_bench_path(trace_path) : config.bench_output;
+}
+
+std::string run_output_path(const Config& config, const std::string& trace_path) {
+  return config.run_output.empty() ? replayer::beside_trace(trace_path, "run") : config.run_output;
 }
 
 std::string expand_output_path(const std::string& pattern, long pid) {

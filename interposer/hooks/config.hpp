@@ -25,6 +25,12 @@ struct Config {
   // concurrency asks. 8 by default: wide training DAGs (200+ streams uncapped) replay far slower
   // uncapped (docs/replay.md has the measurements).
   int bench_max_streams = 8;
+  // NIMBLE_RUN=1 (`nimble run`): after the recorded iteration, later ones that match it are
+  // launched as CUDA graphs instead of call by call (docs/replay.md, "nimble run").
+  bool run = false;
+  int run_piece = 64;          // NIMBLE_RUN_PIECE: at most this many ops per launched piece (0: whole segments)
+  int run_max_streams = 8;     // NIMBLE_RUN_MAX_STREAMS: streams inside the graphs (1: single-stream graphs)
+  std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   std::vector<std::string> errors;         // problems found; recording stays off if any
 };
 
@@ -36,6 +42,10 @@ Config config_from_environment();
 // Where bench results go: NIMBLE_BENCH_OUTPUT, else the trace path with ".json" replaced by
 // ".bench.json".
 std::string bench_output_path(const Config& config, const std::string& trace_path);
+
+// Where the `nimble run` summary goes: NIMBLE_RUN_OUTPUT, else the trace path with ".json"
+// replaced by ".run.json".
+std::string run_output_path(const Config& config, const std::string& trace_path);
 
 // NIMBLE_OUTPUT with "%p" replaced by the process id.
 std::string expand_output_path(const std::string& pattern, long pid);

@@ -71,6 +71,7 @@ CUresult on_mem_alloc_pitch(H, PFN_cuMemAllocPitch_v3020 real, CUdeviceptr* dptr
 }
 
 CUresult on_mem_free(H, PFN_cuMemFree_v3020 real, CUdeviceptr dptr) {
+  if (running()) short_circuit_host_visible("freed memory");
   const CUresult r = real(dptr);
   if (r == CUDA_SUCCESS && dptr && should_record()) freed(dptr);
   return r;
@@ -94,6 +95,7 @@ CUresult on_mem_alloc_from_pool_async(H h, PFN_cuMemAllocFromPoolAsync_v11020 re
 }
 
 CUresult on_mem_free_async(H h, PFN_cuMemFreeAsync_v11020 real, CUdeviceptr dptr, CUstream stream) {
+  if (running()) short_circuit_host_visible("freed memory");
   if (skip_stream(h, stream)) return real(dptr, stream);
   const CUresult r = real(dptr, stream);
   if (r == CUDA_SUCCESS && dptr) freed(dptr, map_stream(stream, h.stream));
@@ -123,6 +125,7 @@ CUresult on_mem_alloc_host(H, PFN_cuMemAllocHost_v3020 real, void** pp, size_t b
 }
 
 CUresult on_mem_free_host(H, PFN_cuMemFreeHost_v2000 real, void* p) {
+  if (running()) short_circuit_host_visible("freed memory");
   const CUresult r = real(p);
   if (r == CUDA_SUCCESS && p && should_record()) freed(as_u64(p));
   return r;
@@ -136,6 +139,7 @@ CUresult on_mem_address_reserve(H, PFN_cuMemAddressReserve_v10020 real, CUdevice
 }
 
 CUresult on_mem_address_free(H, PFN_cuMemAddressFree_v10020 real, CUdeviceptr ptr, size_t size) {
+  if (running()) short_circuit_host_visible("freed memory");
   const CUresult r = real(ptr, size);
   if (r == CUDA_SUCCESS && should_record()) {
     std::lock_guard<std::mutex> lock(mapped().mu);
@@ -155,6 +159,7 @@ CUresult on_mem_map(H, PFN_cuMemMap_v10020 real, CUdeviceptr ptr, size_t size, s
 }
 
 CUresult on_mem_unmap(H, PFN_cuMemUnmap_v10020 real, CUdeviceptr ptr, size_t size) {
+  if (running()) short_circuit_host_visible("freed memory");
   const CUresult r = real(ptr, size);
   if (r == CUDA_SUCCESS && should_record()) {
     std::lock_guard<std::mutex> lock(mapped().mu);

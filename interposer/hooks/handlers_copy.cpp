@@ -110,7 +110,27 @@ void describe_copy(const Copy& c, deps::TaskEvent& event) {
   event.detail["copy"] = std::move(copy);
 }
 
-// `make_copy` runs only inside the window (it may query pointer types).
+// A linear copy as `nimble run` compares it with the recording (2D/3D, array and host-to-host
+// copies are not replayed).
+std::optional<replayer::GpuCall> copy_call(const Copy& c) {
+  if (!c.shape.is_null() || c.src.side == Side::Array || c.dst.side == Side::Array) return std::nullopt;
+  replayer::CopyCall call;
+  if (c.src.side == Side::Host && c.dst.side == Side::Device) {
+    call.direction = replayer::CopyDirection::HtoD;
+  } else if (c.src.side == Side::Device && c.dst.side == Side::Host) {
+    call.direction = replayer::CopyDirection::DtoH;
+  } else if (c.src.side == Side::Device && c.dst.side == Side::Device) {
+    call.direction = replayer::CopyDirection::DtoD;
+  } else {
+    return std::nullopt;
+  }
+  call.src = c.src.addr;
+  call.dst = c.dst.addr;
+  call.bytes = c.bytes;
+  return call;
+}
+
+// `make_copy` runs only inside the window, or under `nimble run` (it may query pointer types).
 template <class MakeCopy, class Call>
 CUresult record_copy(const HookInfo& h, CUstream stream, std::uint64_t bytes, bool synchronous,
                      MakeCopy&& make_copy, Call&& call) {
@@ -121,7 +141,8 @@ CUresult record_copy(const HookInfo& h, CUstream stream, std::uint64_t bytes, bo
                                    described = true;
                                    to_host = c.dst.side == Side::Host;
                                    describe_copy(c, event);
-                                 });
+                                 },
+                                 [&] { return copy_call(make_copy()); });
   // A synchronous copy into host memory returns only once it is complete: a host sync (and,
   // outside the window, a hint for the automatic capture range that an iteration may end here).
   if (r == CUDA_SUCCESS && synchronous && should_record()) {

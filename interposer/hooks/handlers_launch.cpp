@@ -1,4 +1,5 @@
 // Kernel launches (all forms), host functions and opaque graph launches.
+#include <algorithm>
 #include <cstring>
 
 #include "device_globals.hpp"
@@ -115,10 +116,25 @@ void describe_launch(const Launch& l, deps::TaskEvent& event) {
   event.detail["args"] = std::move(args);
 }
 
+// The launch as `nimble run` compares it with the recording; nullopt when its argument bytes
+// cannot be read.
+std::optional<replayer::GpuCall> kernel_call(const Launch& l) {
+  auto bytes = gather_arguments(kernel_info(l.f), l.params, l.extra);
+  if (!bytes) return std::nullopt;
+  replayer::KernelCall c;
+  c.function = reinterpret_cast<std::uintptr_t>(l.f);
+  std::copy(l.grid, l.grid + 3, c.grid);
+  std::copy(l.block, l.block + 3, c.block);
+  c.shared_mem = l.shared_mem;
+  c.args = std::move(*bytes);
+  return c;
+}
+
 template <class Call>
 CUresult record_launch(const HookInfo& h, CUstream stream, const Launch& l, Call&& call) {
   return record_task({h, stream, "kernel", launch_signature(l)}, call,
-                     [&](deps::TaskEvent& event) { describe_launch(l, event); });
+                     [&](deps::TaskEvent& event) { describe_launch(l, event); },
+                     [&] { return kernel_call(l); });
 }
 
 }  // namespace

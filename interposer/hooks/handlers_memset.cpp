@@ -37,6 +37,10 @@ CUresult record_fill(const HookInfo& h, CUstream stream, const Fill& f, Call&& c
                          m["height"] = f.height;
                        }
                        event.detail["memset"] = std::move(m);
+                     },
+                     [&]() -> std::optional<replayer::GpuCall> {
+                       return replayer::MemsetCall{f.dst, static_cast<std::uint32_t>(f.value),
+                                                   static_cast<unsigned>(f.element_size), f.width, f.height, f.pitch};
                      });
 }
 

@@ -44,6 +44,7 @@ CUresult on_stream_destroy(H, PFN_cuStreamDestroy_v4000 real, CUstream stream) {
 }
 
 CUresult on_event_record(H h, PFN_cuEventRecord_v2000 real, CUevent event, CUstream stream) {
+  if (running()) short_circuit_host_visible("recorded an event");
   if (!should_record() || program_capturing(stream, h.stream)) return real(event, stream);
   const CUresult r = real(event, stream);
   if (r == CUDA_SUCCESS) {
@@ -54,6 +55,7 @@ CUresult on_event_record(H h, PFN_cuEventRecord_v2000 real, CUevent event, CUstr
 
 CUresult on_event_record_with_flags(H h, PFN_cuEventRecordWithFlags_v11010 real, CUevent event,
                                     CUstream stream, unsigned flags) {
+  if (running()) short_circuit_host_visible("recorded an event");
   if (!should_record() || program_capturing(stream, h.stream)) return real(event, stream, flags);
   const CUresult r = real(event, stream, flags);
   if (r == CUDA_SUCCESS) {
@@ -64,6 +66,7 @@ CUresult on_event_record_with_flags(H h, PFN_cuEventRecordWithFlags_v11010 real,
 
 CUresult on_stream_wait_event(H h, PFN_cuStreamWaitEvent_v3020 real, CUstream stream, CUevent event,
                               unsigned flags) {
+  if (running()) short_circuit_host_visible("made a stream wait for an event");
   if (!should_record() || program_capturing(stream, h.stream)) return real(stream, event, flags);
   const CUresult r = real(stream, event, flags);
   if (r == CUDA_SUCCESS) {
@@ -75,36 +78,42 @@ CUresult on_stream_wait_event(H h, PFN_cuStreamWaitEvent_v3020 real, CUstream st
 // Host synchronisations. A query that reports completion is one too: the host has seen the
 // work finish and may act on it.
 CUresult on_stream_synchronize(H h, PFN_cuStreamSynchronize_v2000 real, CUstream stream) {
+  if (running()) short_circuit_host_visible("synchronized a stream");
   const CUresult r = real(stream);
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Stream, as_u64(stream), h.stream);
   return r;
 }
 
 CUresult on_stream_query(H h, PFN_cuStreamQuery_v2000 real, CUstream stream) {
+  if (running()) short_circuit_host_visible("queried a stream");
   const CUresult r = real(stream);
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Stream, as_u64(stream), h.stream);
   return r;
 }
 
 CUresult on_ctx_synchronize(H h, PFN_cuCtxSynchronize_v2000 real) {
+  if (running()) short_circuit_host_visible("synchronized the device");
   const CUresult r = real();
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Context, 0, h.stream);
   return r;
 }
 
 CUresult on_ctx_synchronize_v2(H h, PFN_cuCtxSynchronize_v13000 real, CUcontext ctx) {
+  if (running()) short_circuit_host_visible("synchronized the device");
   const CUresult r = real(ctx);
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Context, 0, h.stream);
   return r;
 }
 
 CUresult on_event_synchronize(H h, PFN_cuEventSynchronize_v2000 real, CUevent event) {
+  if (running()) short_circuit_host_visible("synchronized an event");
   const CUresult r = real(event);
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Event, as_u64(event), h.stream);
   return r;
 }
 
 CUresult on_event_query(H h, PFN_cuEventQuery_v2000 real, CUevent event) {
+  if (running()) short_circuit_host_visible("queried an event");
   const CUresult r = real(event);
   if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Event, as_u64(event), h.stream);
   return r;
@@ -113,6 +122,7 @@ CUresult on_event_query(H h, PFN_cuEventQuery_v2000 real, CUevent event) {
 // The program's own capture passes through untouched; nimble only counts open captures so that
 // calls on capturing streams are not recorded as tasks.
 CUresult on_stream_begin_capture_v1(H, PFN_cuStreamBeginCapture_v10000 real, CUstream stream) {
+  if (running()) short_circuit_host_visible("began a stream capture");
   const CUresult r = real(stream);
   if (r == CUDA_SUCCESS) program_capture_began();
   return r;
@@ -120,6 +130,7 @@ CUresult on_stream_begin_capture_v1(H, PFN_cuStreamBeginCapture_v10000 real, CUs
 
 CUresult on_stream_begin_capture(H, PFN_cuStreamBeginCapture_v10010 real, CUstream stream,
                                  CUstreamCaptureMode mode) {
+  if (running()) short_circuit_host_visible("began a stream capture");
   const CUresult r = real(stream, mode);
   if (r == CUDA_SUCCESS) program_capture_began();
   return r;
@@ -130,6 +141,7 @@ CUresult on_stream_begin_capture_to_graph(H, PFN_cuStreamBeginCaptureToGraph_v12
                                           const CUgraphNode* dependencies,
                                           const CUgraphEdgeData* edge_data, size_t count,
                                           CUstreamCaptureMode mode) {
+  if (running()) short_circuit_host_visible("began a stream capture");
   const CUresult r = real(stream, graph, dependencies, edge_data, count, mode);
   if (r == CUDA_SUCCESS) program_capture_began();
   return r;

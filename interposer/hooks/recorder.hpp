@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "config.hpp"
@@ -14,6 +15,8 @@
 #include "deps/engine.hpp"
 #include "function_ref.hpp"
 #include "hook_table.hpp"
+#include "nimble/replayer/short_circuit.hpp"
+#include "run_mode.hpp"
 
 namespace nimble::hooks {
 
@@ -21,6 +24,11 @@ namespace nimble::hooks {
 // written (or in a forked child). Idle wrappers only test it and call through.
 inline std::atomic<bool> g_recording{false};
 inline bool recording() { return g_recording.load(std::memory_order_relaxed); }
+
+// True while `nimble run` short-circuits later iterations (run_mode.hpp); wrappers then call
+// their handlers too.
+inline std::atomic<bool> g_running{false};
+inline bool running() { return g_running.load(std::memory_order_relaxed); }
 
 // Whether tasks matter right now: the window is open, or the automatic range is watching. When
 // not, a task costs little more than when idle (allocations, streams and events are still
@@ -76,9 +84,21 @@ void with_capture_control(FunctionRef<void(CaptureControl&)> action);
 // Whether to record at all right now (recording, not re-entered from nimble itself).
 inline bool should_record() { return recording() && !inside_nimble(); }
 
+// What a task is for `nimble run`'s check against the recording; nullopt: not something it
+// replays (the short-circuit then makes sure nothing is pending, and the call runs).
+struct NotReplayed {
+  std::optional<replayer::GpuCall> operator()() const { return std::nullopt; }
+};
+
 // Runs `call`; records the task if it succeeded and the stream is not captured by the program.
-template <class Call, class DescribeFn>
-CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe) {
+// Under `nimble run`, hands the task (`as_gpu_call()`) to the short-circuit instead, which may
+// take it (launched later, as part of a graph).
+template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
+CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
+  if (running() && !inside_nimble() && !program_capturing(task.stream, task.hook.stream)) {
+    const std::optional<replayer::GpuCall> gpu = as_gpu_call();
+    return short_circuit_takes(task.stream, task.hook.stream, gpu ? &*gpu : nullptr) ? CUDA_SUCCESS : call();
+  }
   if (!should_record() || !tasks_matter() || program_capturing(task.stream, task.hook.stream)) {
     return call();
   }

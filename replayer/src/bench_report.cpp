@@ -113,13 +113,15 @@ std::string bench_table(const json& bench) {
   return out.str();
 }
 
-std::string default_bench_path(const std::string& trace_path) {
+std::string beside_trace(const std::string& trace_path, const std::string& what) {
   const std::string suffix = ".json";
   if (trace_path.size() > suffix.size() &&
       trace_path.compare(trace_path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return trace_path.substr(0, trace_path.size() - suffix.size()) + ".bench.json";
+    return trace_path.substr(0, trace_path.size() - suffix.size()) + "." + what + ".json";
   }
-  return trace_path + ".bench.json";
+  return trace_path + "." + what + ".json";
 }
+
+std::string default_bench_path(const std::string& trace_path) { return beside_trace(trace_path, "bench"); }
 
 }  // namespace nimble::replayer

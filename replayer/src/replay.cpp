@@ -124,7 +124,13 @@ CUdeviceptr Replayer::resolve(std::uint64_t addr, const std::optional<ShadowAddr
   return shadow ? shadows_.at(shadow->shadow) + shadow->offset : addr;
 }
 
-void Replayer::issue(std::size_t i, CUstream s) {
+void Replayer::issue_with(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args,
+                          const std::uint32_t* memset_value) {
+  issue(op, stream, args, memset_value);
+}
+
+void Replayer::issue(std::size_t i, CUstream s, const std::vector<std::uint8_t>* call_args,
+                     const std::uint32_t* memset_value) {
   const Op& op = plan_.ops[i];
   switch (op.kind) {
     case OpKind::Nop:
@@ -156,13 +162,23 @@ void Replayer::issue(std::size_t i, CUstream s) {
       config.hStream = s;
       config.attrs = attrs.empty() ? nullptr : attrs.data();
       config.numAttrs = static_cast<unsigned>(attrs.size());
+      // The program's bytes for this call (same layout), else the recorded ones.
+      std::vector<std::uint8_t> own_args;
+      std::vector<void*> own_params;
+      std::vector<void*>* param_ptrs = &params_[i];
+      void* buffer = args_[i].data();
+      if (call_args) {
+        own_args = *call_args;
+        for (std::uint32_t offset : k.param_offsets) own_params.push_back(own_args.data() + offset);
+        param_ptrs = &own_params;
+        buffer = own_args.data();
+      }
       // Without a parameter layout the bytes go as one buffer (CU_LAUNCH_PARAM_BUFFER_POINTER).
       std::size_t size = args_[i].size();
-      void* buffer = args_[i].data();
       void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                        CU_LAUNCH_PARAM_END};
-      const bool use_extra = params_[i].empty() && size > 0;
-      void** params = use_extra ? nullptr : params_[i].data();
+      const bool use_extra = param_ptrs->empty() && size > 0;
+      void** params = use_extra ? nullptr : param_ptrs->data();
       void** extra_arg = use_extra ? extra : nullptr;
       // Without attributes, the plain launch the program itself used most of the time.
       const CUresult r = attrs.empty()
@@ -194,7 +210,8 @@ void Replayer::issue(std::size_t i, CUstream s) {
       return;
     }
     case OpKind::Memset: {
-      const MemsetOp& m = op.memset;
+      MemsetOp m = op.memset;
+      if (memset_value) m.value = *memset_value;
       if (m.width == 0 || m.height == 0) return;
       const CUdeviceptr dst = resolve(m.dst, m.dst_shadow);
       CUresult r = CUDA_SUCCESS;
@@ -221,25 +238,45 @@ void Replayer::issue_eager() {
   for (std::size_t i = 0; i < plan_.ops.size(); ++i) issue(i, streams_[0]);
 }
 
-void Replayer::capture_single(CUstream s) {
-  for (std::size_t i = 0; i < plan_.ops.size(); ++i) issue(i, s);
+// After op `op` was captured on `s`, the capture's dependency set is the node it added.
+void Replayer::note_node(CUstream s, std::size_t op, std::size_t begin, std::vector<CUgraphNode>* nodes) {
+  if (!nodes) return;
+  const Op& o = plan_.ops[op];
+  if (o.kind != OpKind::Kernel && o.kind != OpKind::Memset) return;
+  if (o.kind == OpKind::Memset && (o.memset.width == 0 || o.memset.height == 0)) return;  // added nothing
+  CUstreamCaptureStatus status{};
+  const CUgraphNode* added = nullptr;
+  std::size_t count = 0;
+  check(api_, api_.capture_info(s, &status, nullptr, nullptr, &added, nullptr, &count),
+        "cuStreamGetCaptureInfo for " + describe_op(plan_.ops[op]));
+  if (count == 1) (*nodes)[op - begin] = added[0];
+}
+
+void Replayer::capture_single(CUstream s, std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes) {
+  for (std::size_t i = begin; i < end; ++i) {
+    issue(i, s);
+    note_node(s, i, begin, nodes);
+  }
 }
 
 // The schedule: every op on its stream after its waits; the other streams fork from and join
-// back into the first, as stream capture requires.
-void Replayer::capture_streams() {
+// back into the first, as stream capture requires. Waits for ops before `begin` are met by
+// the order of launches on the stream the graph runs on.
+void Replayer::capture_streams(std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes) {
   CUstream origin = streams_[0];
   check(api_, api_.event_record(join_[0], origin), "cuEventRecord (fork)");
   for (std::size_t s = 1; s < streams_.size(); ++s) {
     check(api_, api_.stream_wait_event(streams_[s], join_[0], 0), "cuStreamWaitEvent (fork)");
   }
-  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     const Op& op = plan_.ops[i];
     CUstream s = streams_.at(static_cast<std::size_t>(op.stream));
     for (std::size_t w : op.waits) {
+      if (w < begin) continue;
       check(api_, api_.stream_wait_event(s, done_[w], 0), "cuStreamWaitEvent for " + describe_op(op));
     }
     issue(i, s);
+    note_node(s, i, begin, nodes);
     if (done_[i]) check(api_, api_.event_record(done_[i], s), "cuEventRecord for " + describe_op(op));
   }
   for (std::size_t s = 1; s < streams_.size(); ++s) {
@@ -251,18 +288,20 @@ void Replayer::capture_streams() {
 // One stream whose capture dependencies are set, before each op, to the nodes of the op's
 // reduced dependencies: the graph has exactly those edges. An op with no GPU work stands for
 // the nodes of its own dependencies.
-void Replayer::capture_edges(CUstream s) {
-  std::vector<std::vector<CUgraphNode>> nodes_of(plan_.ops.size());
-  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+void Replayer::capture_edges(CUstream s, std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes) {
+  std::vector<std::vector<CUgraphNode>> nodes_of(end - begin);
+  for (std::size_t i = begin; i < end; ++i) {
     const Op& op = plan_.ops[i];
     std::vector<CUgraphNode> deps;
-    for (std::size_t d : op.deps) deps.insert(deps.end(), nodes_of[d].begin(), nodes_of[d].end());
+    for (std::size_t d : op.deps) {
+      if (d >= begin) deps.insert(deps.end(), nodes_of[d - begin].begin(), nodes_of[d - begin].end());
+    }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     const bool empty = op.kind == OpKind::Nop || (op.kind == OpKind::Copy && op.copy.bytes == 0) ||
                        (op.kind == OpKind::Memset && (op.memset.width == 0 || op.memset.height == 0));
     if (empty) {
-      nodes_of[i] = std::move(deps);
+      nodes_of[i - begin] = std::move(deps);
       continue;
     }
     check(api_, api_.update_capture_deps(s, deps.data(), nullptr, deps.size(), CU_STREAM_SET_CAPTURE_DEPENDENCIES),
@@ -273,23 +312,41 @@ void Replayer::capture_edges(CUstream s) {
     std::size_t count = 0;
     check(api_, api_.capture_info(s, &status, nullptr, nullptr, &added, nullptr, &count),
           "cuStreamGetCaptureInfo for " + describe_op(op));
-    nodes_of[i].assign(added, added + count);
+    nodes_of[i - begin].assign(added, added + count);
+    if (nodes && count == 1 && (op.kind == OpKind::Kernel || op.kind == OpKind::Memset)) (*nodes)[i - begin] = added[0];
   }
 }
 
 CUgraphExec Replayer::instantiate(Backend backend, std::size_t* nodes) {
+  const RangeGraph g = build_range(backend, 0, plan_.ops.size(), /*want_nodes=*/false);
+  if (nodes) {
+    std::size_t n = 0;
+    check(api_, api_.graph_get_nodes(graphs_.back(), nullptr, &n), "cuGraphGetNodes");
+    *nodes = n;
+  }
+  return g.exec;
+}
+
+Replayer::RangeGraph Replayer::instantiate_range(Backend backend, std::size_t begin, std::size_t end) {
+  return build_range(backend, begin, end, /*want_nodes=*/true);
+}
+
+Replayer::RangeGraph Replayer::build_range(Backend backend, std::size_t begin, std::size_t end, bool want_nodes) {
   if (backend == Backend::Eager) throw ReplayError("eager replay has no graph");
   if (backend == Backend::StreamGraph && !plan_.scheduled) {
     throw ReplayError("the trace has no schedule: run `nimble schedule` first");
   }
+  RangeGraph result;
+  result.op_nodes.assign(end - begin, nullptr);
+  std::vector<CUgraphNode>* nodes = want_nodes ? &result.op_nodes : nullptr;
   CUstream s = streams_[0];
   check(api_, api_.begin_capture(s, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture");
   CUgraph graph = nullptr;
   try {
     switch (backend) {
-      case Backend::Graph: capture_single(s); break;
-      case Backend::StreamGraph: capture_streams(); break;
-      case Backend::EdgeGraph: capture_edges(s); break;
+      case Backend::Graph: capture_single(s, begin, end, nodes); break;
+      case Backend::StreamGraph: capture_streams(begin, end, nodes); break;
+      case Backend::EdgeGraph: capture_edges(s, begin, end, nodes); break;
       case Backend::Eager: break;
     }
   } catch (...) {
@@ -299,15 +356,10 @@ CUgraphExec Replayer::instantiate(Backend backend, std::size_t* nodes) {
   }
   check(api_, api_.end_capture(s, &graph), std::string("cuStreamEndCapture (") + backend_name(backend) + ")");
   graphs_.push_back(graph);
-  if (nodes) {
-    std::size_t n = 0;
-    check(api_, api_.graph_get_nodes(graph, nullptr, &n), "cuGraphGetNodes");
-    *nodes = n;
-  }
-  CUgraphExec exec = nullptr;
-  check(api_, api_.graph_instantiate(&exec, graph, 0), std::string("cuGraphInstantiate (") + backend_name(backend) + ")");
-  execs_.push_back(exec);
-  return exec;
+  check(api_, api_.graph_instantiate(&result.exec, graph, 0),
+        std::string("cuGraphInstantiate (") + backend_name(backend) + ")");
+  execs_.push_back(result.exec);
+  return result;
 }
 
 }  // namespace nimble::replayer

@@ -7,15 +7,21 @@ namespace nimble::replayer {
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops) {
   std::vector<Segment> segments;
   std::size_t begin = 0;
+  auto close = [&](std::size_t end) {
+    if (end > begin) segments.push_back({begin, end, false});
+    begin = end;
+  };
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
-    const bool host_visible = op.kind == OpKind::Nop ||
-                              (op.kind == OpKind::Copy && op.copy.direction == CopyDirection::DtoH);
-    if (host_visible || (max_ops > 0 && i + 1 - begin >= max_ops) || i + 1 == plan.ops.size()) {
-      segments.push_back({begin, i + 1});
+    if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
+      close(i);
+      segments.push_back({i, i + 1, true});
       begin = i + 1;
+      continue;
     }
+    if (op.kind == OpKind::Nop || (max_ops > 0 && i + 1 - begin >= max_ops)) close(i + 1);
   }
+  close(plan.ops.size());
   return segments;
 }
 
@@ -28,14 +34,13 @@ CallCheck ShortCircuit::check(const GpuCall& call) {
 }
 
 Action ShortCircuit::try_arm(const GpuCall& call) {
+  if (stopped_) return Action::Run;
   matcher_.reset();
   next_segment_ = 0;
+  const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
-  deferred_.push_back(call);
-  ++summary_.calls_deferred;
-  launch_ready_segments();
-  return Action::Deferred;
+  return accept(call, op);
 }
 
 Action ShortCircuit::on_call(const GpuCall& call) {
@@ -45,22 +50,45 @@ Action ShortCircuit::on_call(const GpuCall& call) {
     armed_ = false;
     return try_arm(call);
   }
+  const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
     fall_back(result.mismatch);
     return try_arm(call);  // the recorded iteration may start again right here
   }
-  deferred_.push_back(call);
-  ++summary_.calls_deferred;
+  return accept(call, op);
+}
+
+// `call` matched recorded op `op`.
+Action ShortCircuit::accept(const GpuCall& call, std::size_t op) {
+  Action action = Action::Deferred;
+  if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
+      segments_[next_segment_].begin == op) {
+    // A host copy: everything before it is on the GPU (its segment launched when its last call
+    // matched), so the program's own call runs now, in order.
+    action = Action::Run;
+    ++summary_.host_copies;
+  } else {
+    deferred_.push_back({op, call});
+    ++summary_.calls_deferred;
+  }
   launch_ready_segments();
-  return Action::Deferred;
+  return action;
 }
 
 void ShortCircuit::launch_ready_segments() {
-  while (next_segment_ < segments_.size() && matcher_.position() >= segments_[next_segment_].end) {
-    executor_.launch_segment(next_segment_, matcher_);
+  while (armed_ && next_segment_ < segments_.size() && matcher_.position() >= segments_[next_segment_].end) {
+    if (!segments_[next_segment_].program_runs) {
+      try {
+        executor_.launch_segment(next_segment_, matcher_);
+      } catch (const std::exception& e) {
+        stopped_ = true;  // the deferred calls go out as the program made them; no more replay
+        fall_back(std::string("a segment could not be launched, replay stopped: ") + e.what());
+        return;
+      }
+      ++summary_.segments_launched;
+    }
     deferred_.clear();
-    ++summary_.segments_launched;
     ++next_segment_;
   }
 }
@@ -70,10 +98,17 @@ void ShortCircuit::on_host_visible_point(const std::string& what) {
   fall_back("the program " + what + " in the middle of a recorded segment");
 }
 
+void ShortCircuit::finish(const std::string& why) {
+  if (armed_ && !deferred_.empty()) fall_back(why);
+  if (armed_ && matcher_.complete()) ++summary_.iterations_replayed;
+  armed_ = false;
+  stopped_ = true;
+}
+
 void ShortCircuit::fall_back(const std::string& reason) {
   // The launched segments did the recorded work of their calls; the rest runs as the program
   // asked, in its order.
-  for (const GpuCall& call : deferred_) executor_.issue(call);
+  for (const Deferred& d : deferred_) executor_.issue(d.op, d.call);
   deferred_.clear();
   ++summary_.fallbacks[reason];
   armed_ = false;
@@ -85,7 +120,8 @@ std::string ShortCircuit::summary_text() const {
   std::ostringstream out;
   const std::size_t replayed = summary_.iterations_replayed + (armed_ && matcher_.complete() ? 1 : 0);
   out << "nimble run: " << replayed << " iteration(s) replayed (" << summary_.segments_launched
-      << " segment launches, " << summary_.calls_deferred << " calls deferred)";
+      << " segment launches, " << summary_.calls_deferred << " calls deferred, " << summary_.host_copies
+      << " host copies run in place)";
   std::size_t fallbacks = 0;
   for (const auto& [reason, n] : summary_.fallbacks) fallbacks += n;
   out << "; " << fallbacks << " fall-back(s)" << (fallbacks ? ":" : "") << "\n";

@@ -14,6 +14,8 @@
 #include "nimble/replayer/bench.hpp"
 #include "nimble/replayer/launch_diagnosis.hpp"
 #include "nimble/replayer/replay.hpp"
+#include "nimble/replayer/run_executor.hpp"
+#include "call_trace.hpp"
 #include "test_util.hpp"
 
 namespace nimble::replayer {
@@ -168,6 +170,32 @@ DriverApi make_fake() {
     return CUDA_SUCCESS;
   };
   a.ctx_get_device = [](CUdevice* d) { *d = 3; return CUDA_SUCCESS; };
+  a.ctx_get_current = [](CUcontext* c) { *c = reinterpret_cast<CUcontext>(0x77); return CUDA_SUCCESS; };
+  a.pointer_get_attribute = [](void*, CUpointer_attribute, CUdeviceptr) { return CUDA_ERROR_INVALID_VALUE; };
+  // Graph node parameters: the node's recorded form, then what nimble run writes into the exec
+  // (for a kernel, the 8 bytes of its second parameter: the seed of the run tests' kernel).
+  a.graph_kernel_node_get_params = [](CUgraphNode n, CUDA_KERNEL_NODE_PARAMS* p) {
+    *p = CUDA_KERNEL_NODE_PARAMS{};
+    p->func = reinterpret_cast<CUfunction>(0x1000);
+    record("cuGraphKernelNodeGetParams", nullptr, {u(n)});
+    return CUDA_SUCCESS;
+  };
+  a.graph_exec_kernel_node_set_params = [](CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS* p) {
+    std::uint64_t second = 0;
+    if (p->kernelParams && p->kernelParams[1]) std::memcpy(&second, p->kernelParams[1], 8);
+    record("cuGraphExecKernelNodeSetParams", nullptr, {u(e), u(n), second});
+    return CUDA_SUCCESS;
+  };
+  a.graph_memset_node_get_params = [](CUgraphNode n, CUDA_MEMSET_NODE_PARAMS* p) {
+    *p = CUDA_MEMSET_NODE_PARAMS{};
+    p->value = 7;
+    record("cuGraphMemsetNodeGetParams", nullptr, {u(n)});
+    return CUDA_SUCCESS;
+  };
+  a.graph_exec_memset_node_set_params = [](CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext c) {
+    record("cuGraphExecMemsetNodeSetParams", nullptr, {u(e), u(n), p->value, u(c)});
+    return CUDA_SUCCESS;
+  };
   // Attribute values: 1000 + the attribute's number, so a message shows which was asked.
   a.func_get_attribute = [](int* v, CUfunction_attribute attr, CUfunction) { *v = 1000 + attr; return CUDA_SUCCESS; };
   a.kernel_get_attribute = [](int* v, CUfunction_attribute attr, CUkernel, CUdevice d) {
@@ -372,8 +400,8 @@ TEST_F(ReplayStub, StreamGraphCapturesTheScheduleStreamsAndWaits) {
       {"cuEventRecord", s1},        // join
       {"cuStreamWaitEvent", s0},
       {"cuStreamEndCapture", s0},
-      {"cuGraphGetNodes", nullptr},
       {"cuGraphInstantiateWithFlags", nullptr},
+      {"cuGraphGetNodes", nullptr},  // the node count, for the report
   };
   ASSERT_EQ(got, expected);
   const auto at = [&](std::size_t i) { return g_log[start + i]; };
@@ -633,6 +661,101 @@ TEST_F(ReplayStub, ARangeOnlyABackendChangesIsReportedWithItsAddress) {
   const trace::json json = bench_to_json(result, {}, std::nullopt, nullptr);
   EXPECT_EQ(json["backends"][1]["differing_ranges"][0]["addr"], "0x7f0000100000");
   EXPECT_EQ(json["backends"][1]["differing_ranges"][0]["size"], 2048);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GraphExecutor (nimble run): one graph per segment, node parameters patched per iteration.
+
+class RunExecutorStub : public ReplayStub {
+ protected:
+  void SetUp() override {
+    ReplayStub::SetUp();
+    run_trace_ = parse(trace_text());  // call_trace.hpp: kernel(seed), HtoD, memset, sync, DtoH
+    PlanResult r = plan_of(run_trace_);
+    ASSERT_TRUE(r.plan) << joined(r);
+    run_plan_ = std::move(*r.plan);
+    segments_ = segments_of(run_plan_);
+  }
+  KernelCall kernel_call(std::uint64_t seed) const {
+    const KernelOp& k = run_plan_.ops[0].kernel;
+    KernelCall c{k.function, {k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared_mem, k.args};
+    std::memcpy(c.args.data() + 8, &seed, 8);
+    return c;
+  }
+  MemsetCall memset_call(std::uint32_t value) const {
+    const MemsetOp& m = run_plan_.ops[2].memset;
+    return {m.dst, value, m.element_size, m.width, m.height, m.pitch};
+  }
+  // One iteration through a ShortCircuit driving `executor`.
+  void iteration(ShortCircuit& sc, std::uint64_t seed, std::uint32_t value) {
+    EXPECT_EQ(sc.on_call(kernel_call(seed)), Action::Deferred);
+    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::HtoD, 0x560000007000, kBuffer, 256}), Action::Run);
+    EXPECT_EQ(sc.on_call(memset_call(value)), Action::Deferred);
+    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoH, kOther, 0x560000008000, 64}), Action::Run);
+  }
+
+  trace::Trace run_trace_;
+  ReplayPlan run_plan_;
+  std::vector<Segment> segments_;
+};
+
+TEST_F(RunExecutorStub, BuildsAGraphPerSegmentTheProgramDoesNotRunItself) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph);
+  EXPECT_EQ(executor.graphs(), 2u);  // the kernel; the memset (+ sync). Host copies: none.
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), 2u);
+  EXPECT_TRUE(calls_named("cuMemcpyHtoDAsync").empty());
+  EXPECT_TRUE(calls_named("cuMemcpyDtoHAsync").empty());
+}
+
+TEST_F(RunExecutorStub, ChangedScalarsAreWrittenIntoTheGraphAndPutBackWhenTheRecordedOnesReturn) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph);
+  executor.set_stream(reinterpret_cast<CUstream>(0x5));
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  const std::size_t start = g_log.size();
+  iteration(sc, 42, 7);  // exactly the recorded values: nothing to change
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuGraphLaunch", "cuGraphLaunch"}));
+  EXPECT_EQ(g_log[start].stream, reinterpret_cast<CUstream>(0x5));
+
+  const std::size_t second = g_log.size();
+  iteration(sc, 1234, 9);
+  EXPECT_EQ(names(second), (std::vector<std::string>{"cuGraphKernelNodeGetParams", "cuGraphExecKernelNodeSetParams",
+                                                     "cuGraphLaunch", "cuGraphMemsetNodeGetParams",
+                                                     "cuGraphExecMemsetNodeSetParams", "cuGraphLaunch"}));
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 1234u);
+  EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").back().args[2], 9u);
+  EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").back().args[3], 0x77u);  // the current context
+
+  const std::size_t same = g_log.size();
+  iteration(sc, 1234, 9);  // the graph already holds these
+  EXPECT_EQ(names(same), (std::vector<std::string>{"cuGraphLaunch", "cuGraphLaunch"}));
+
+  iteration(sc, 42, 7);  // back to the recorded values: written back
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 42u);
+  EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").back().args[2], 7u);
+  EXPECT_EQ(executor.node_updates(), 4u);
+  EXPECT_EQ(sc.summary().iterations_replayed, 3u);
+}
+
+TEST_F(RunExecutorStub, AFallBackIssuesTheProgramsOwnArguments) {
+  const ReplayPlan plan = [&] {
+    ReplayPlan p = run_plan_;
+    p.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
+    p.ops[1].copy.src = kOther;
+    return p;
+  }();
+  const auto segments = segments_of(plan);
+  GraphExecutor executor(api_, plan, segments, Backend::Graph);
+  executor.set_stream(reinterpret_cast<CUstream>(0x5));
+  ShortCircuit sc(plan, segments, on_device, executor);
+  const std::size_t start = g_log.size();
+  EXPECT_EQ(sc.on_call(kernel_call(777)), Action::Deferred);
+  EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoD, kOther, kBuffer, 256}), Action::Deferred);
+  sc.on_host_visible_point("synchronized a stream");
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuLaunchKernel", "cuMemcpyDtoDAsync"}));
+  EXPECT_EQ(g_log[start].stream, reinterpret_cast<CUstream>(0x5));
+  std::uint64_t seed = 0;
+  std::memcpy(&seed, g_log[start].param0.data(), 8);  // param0: the first parameter's bytes
+  EXPECT_EQ(seed, kBuffer);                            // the pointer, as the program passed it
 }
 
 }  // namespace

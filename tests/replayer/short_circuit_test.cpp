@@ -2,6 +2,8 @@
 // re-arming, and the summary. A fake executor logs what it is asked to do.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,15 +18,15 @@ using test::plan_of;
 struct LoggingExecutor : Executor {
   std::vector<std::string> log;
   std::vector<std::vector<ArgPatch>> last_patches;
-  std::vector<std::uint64_t> last_host_ends;
+  bool fail_launches = false;
   void launch_segment(std::size_t segment, const IterationMatcher& matched) override {
+    if (fail_launches) throw std::runtime_error("cuGraphLaunch failed: CUDA_ERROR_LAUNCH_FAILED");
     log.push_back("launch " + std::to_string(segment));
     last_patches = matched.patches();
-    last_host_ends = matched.host_ends();
   }
-  void issue(const GpuCall& call) override {
+  void issue(std::size_t op, const GpuCall& call) override {
     static const char* const names[] = {"kernel", "copy", "memset"};
-    log.push_back(std::string("issue ") + names[call.index()]);
+    log.push_back("issue " + std::to_string(op) + " " + names[call.index()]);
   }
 };
 
@@ -35,6 +37,11 @@ class ShortCircuitTest : public ::testing::Test {
     PlanResult r = plan_of(trace_);
     ASSERT_TRUE(r.plan) << test::joined(r);
     plan_ = std::move(*r.plan);
+    // The same iteration with a device-to-device copy where the HtoD copy was: its first three
+    // ops (kernel, copy, memset) and the sync form one segment.
+    device_only_ = plan_;
+    device_only_.ops[1].copy.direction = CopyDirection::DtoD;
+    device_only_.ops[1].copy.src = kOther;
   }
   KernelCall kernel(std::uint64_t seed = 42) const {
     const KernelOp& k = plan_.ops[0].kernel;
@@ -43,77 +50,96 @@ class ShortCircuitTest : public ::testing::Test {
     return c;
   }
   static CopyCall htod(std::uint64_t bytes = 256) { return {CopyDirection::HtoD, 0x560000007000, kBuffer, bytes}; }
-  MemsetCall memset() const {
+  static CopyCall dtod() { return {CopyDirection::DtoD, kOther, kBuffer, 256}; }
+  MemsetCall memset(std::uint64_t dst = kOther) const {
     const MemsetOp& m = plan_.ops[2].memset;
-    return {m.dst, 7, m.element_size, m.width, m.height, m.pitch};
+    return {dst, 7, m.element_size, m.width, m.height, m.pitch};
   }
   static CopyCall dtoh() { return {CopyDirection::DtoH, kOther, 0x560000008000, 64}; }
 
   trace::Trace trace_;
-  ReplayPlan plan_;
+  ReplayPlan plan_, device_only_;
   LoggingExecutor executor_;
 };
 
-TEST_F(ShortCircuitTest, SegmentsEndAtSyncsAndCopiesToTheHost) {
+TEST_F(ShortCircuitTest, SegmentsAreCutAroundHostCopiesAndAtSyncs) {
   const auto s = segments_of(plan_);
-  ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[0].begin, 0u);
-  EXPECT_EQ(s[0].end, 4u);  // kernel, HtoD, memset, sync
-  EXPECT_EQ(s[1].begin, 4u);
-  EXPECT_EQ(s[1].end, 5u);  // the DtoH copy
-  const auto pieces = segments_of(plan_, 2);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].end, 1u);  // the kernel
+  EXPECT_FALSE(s[0].program_runs);
+  EXPECT_TRUE(s[1].program_runs);  // the HtoD copy, on its own
+  EXPECT_EQ(s[1].begin, 1u);
+  EXPECT_EQ(s[2].begin, 2u);
+  EXPECT_EQ(s[2].end, 4u);  // memset, sync
+  EXPECT_TRUE(s[3].program_runs);  // the DtoH copy
+  const auto whole = segments_of(device_only_);
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_EQ(whole[0].end, 4u);  // kernel, DtoD copy, memset, sync
+  const auto pieces = segments_of(device_only_, 2);
   ASSERT_EQ(pieces.size(), 3u);
   EXPECT_EQ(pieces[0].end, 2u);
   EXPECT_EQ(pieces[1].end, 4u);
 }
 
-TEST_F(ShortCircuitTest, AMatchingIterationIsDeferredAndLaunchedSegmentBySegment) {
-  ShortCircuit sc(plan_, segments_of(plan_), on_device, executor_);
+TEST_F(ShortCircuitTest, DeferredCallsAreLaunchedWhenTheirSegmentHasMatched) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   EXPECT_EQ(sc.on_call(kernel(1234)), Action::Deferred);
   EXPECT_TRUE(sc.armed());
-  EXPECT_EQ(sc.on_call(htod()), Action::Deferred);
+  EXPECT_EQ(sc.on_call(dtod()), Action::Deferred);
   EXPECT_TRUE(executor_.log.empty()) << "nothing launched before the segment's last call";
   EXPECT_EQ(sc.on_call(memset()), Action::Deferred);
   ASSERT_EQ(executor_.log, (std::vector<std::string>{"launch 0"}));  // before the program syncs
   ASSERT_EQ(executor_.last_patches[0].size(), 1u);                  // the new seed
   EXPECT_EQ(executor_.last_patches[0][0].offset, 8u);
-  EXPECT_EQ(executor_.last_host_ends[1], 0x560000007000u);         // this iteration's host data
   sc.on_host_visible_point("synchronized");                          // nothing pending: no fall-back
-  EXPECT_EQ(sc.on_call(dtoh()), Action::Deferred);
-  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0", "launch 1"}));
-  EXPECT_EQ(executor_.last_host_ends[4], 0x560000008000u);
+  EXPECT_EQ(sc.on_call(dtoh()), Action::Run);                         // the program copies its result itself
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0"}));
   // The next iteration begins: counted, and deferred again.
+  EXPECT_TRUE(sc.awaiting_iteration());
   EXPECT_EQ(sc.on_call(kernel(99)), Action::Deferred);
   EXPECT_EQ(sc.summary().iterations_replayed, 1u);
-  EXPECT_EQ(sc.summary().segments_launched, 2u);
-  EXPECT_EQ(sc.summary().calls_deferred, 5u);
+  EXPECT_EQ(sc.summary().segments_launched, 1u);
+  EXPECT_EQ(sc.summary().calls_deferred, 4u);
+  EXPECT_EQ(sc.summary().host_copies, 1u);
   EXPECT_TRUE(sc.summary().fallbacks.empty());
 }
 
-TEST_F(ShortCircuitTest, AMismatchIssuesTheDeferredCallsInOrderThenRunsEagerly) {
+TEST_F(ShortCircuitTest, HostCopiesRunInPlaceAfterEverythingBeforeThemIsLaunched) {
   ShortCircuit sc(plan_, segments_of(plan_), on_device, executor_);
   EXPECT_EQ(sc.on_call(kernel()), Action::Deferred);
-  EXPECT_EQ(sc.on_call(htod(128)), Action::Run);  // another size: the caller runs it itself
-  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue kernel"}));
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0"}));  // the HtoD copy comes next
+  EXPECT_EQ(sc.on_call(htod()), Action::Run);
+  EXPECT_EQ(sc.on_call(memset()), Action::Deferred);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0", "launch 2"}));
+  EXPECT_EQ(sc.on_call(dtoh()), Action::Run);
+  EXPECT_EQ(sc.summary().host_copies, 2u);
+}
+
+TEST_F(ShortCircuitTest, AMismatchIssuesTheDeferredCallsInOrderThenRunsEagerly) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
+  EXPECT_EQ(sc.on_call(kernel()), Action::Deferred);
+  EXPECT_EQ(sc.on_call(dtod()), Action::Deferred);
+  EXPECT_EQ(sc.on_call(memset(kBuffer)), Action::Run);  // another target: the caller runs it itself
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel", "issue 1 copy"}));
   EXPECT_FALSE(sc.armed());
   ASSERT_EQ(sc.summary().fallbacks.size(), 1u);
-  EXPECT_NE(sc.summary().fallbacks.begin()->first.find("task 1 (memcpy): copy size changed: 256 -> 128 bytes"),
-            std::string::npos) << sc.summary().fallbacks.begin()->first;
+  EXPECT_NE(sc.summary().fallbacks.begin()->first.find("task 2 (memset): memset target changed"), std::string::npos)
+      << sc.summary().fallbacks.begin()->first;
   // Eager from here: calls that are not the iteration's first run as they are.
-  EXPECT_EQ(sc.on_call(memset()), Action::Run);
+  EXPECT_EQ(sc.on_call(dtod()), Action::Run);
   EXPECT_EQ(sc.on_call(dtoh()), Action::Run);
   // The recorded iteration shows up again: armed again.
   EXPECT_EQ(sc.on_call(kernel()), Action::Deferred);
   EXPECT_TRUE(sc.armed());
-  EXPECT_EQ(executor_.log.size(), 1u);
+  EXPECT_EQ(executor_.log.size(), 2u);
 }
 
 TEST_F(ShortCircuitTest, LookingAtResultsMidSegmentFallsBack) {
-  ShortCircuit sc(plan_, segments_of(plan_), on_device, executor_);
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   sc.on_call(kernel());
-  sc.on_call(htod());
+  sc.on_call(dtod());
   sc.on_host_visible_point("queried an event");
-  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue kernel", "issue copy"}));
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel", "issue 1 copy"}));
   EXPECT_FALSE(sc.armed());
   EXPECT_EQ(sc.summary().fallbacks.count("the program queried an event in the middle of a recorded segment"), 1u);
   EXPECT_NE(sc.summary_text().find("0 iteration(s) replayed"), std::string::npos) << sc.summary_text();
@@ -139,8 +165,40 @@ TEST_F(ShortCircuitTest, SummaryCountsACompletedLastIteration) {
     sc.on_call(memset());
     sc.on_call(dtoh());
   }
-  EXPECT_NE(sc.summary_text().find("2 iteration(s) replayed (4 segment launches, 8 calls deferred); 0 fall-back(s)"),
+  EXPECT_NE(sc.summary_text().find("2 iteration(s) replayed (4 segment launches, 4 calls deferred, 4 host copies run in "
+                                   "place); 0 fall-back(s)"),
             std::string::npos) << sc.summary_text();
+}
+
+TEST_F(ShortCircuitTest, AFailedLaunchIssuesTheCallsItselfAndStopsReplaying) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
+  executor_.fail_launches = true;
+  sc.on_call(kernel());
+  sc.on_call(dtod());
+  EXPECT_EQ(sc.on_call(memset()), Action::Deferred);  // matched; the failed launch then issued it
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel", "issue 1 copy", "issue 2 memset"}));
+  EXPECT_TRUE(sc.stopped());
+  ASSERT_EQ(sc.summary().fallbacks.size(), 1u);
+  EXPECT_NE(sc.summary().fallbacks.begin()->first.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos);
+  EXPECT_EQ(sc.on_call(kernel()), Action::Run);  // never re-armed
+}
+
+TEST_F(ShortCircuitTest, FinishIssuesWhatIsPendingAndCountsAWholeIteration) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
+  sc.on_call(kernel());
+  sc.on_call(dtod());
+  sc.finish("the program ended");
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel", "issue 1 copy"}));
+  EXPECT_EQ(sc.summary().fallbacks.count("the program ended"), 1u);
+  ShortCircuit whole(device_only_, segments_of(device_only_), on_device, executor_);
+  whole.on_call(kernel());
+  whole.on_call(dtod());
+  whole.on_call(memset());
+  whole.on_call(dtoh());
+  whole.finish("the program ended");
+  EXPECT_EQ(whole.summary().iterations_replayed, 1u);
+  EXPECT_TRUE(whole.summary().fallbacks.empty());
+  EXPECT_EQ(whole.on_call(kernel()), Action::Run);
 }
 
 }  // namespace

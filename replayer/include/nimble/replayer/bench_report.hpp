@@ -46,5 +46,7 @@ std::string bench_table(const trace::json& bench);
 
 // Where bench results go by default: the trace path with ".json" replaced by ".bench.json".
 std::string default_bench_path(const std::string& trace_path);
+// TRACE.json -> TRACE.WHAT.json (else TRACE.WHAT.json appended): files written beside a trace.
+std::string beside_trace(const std::string& trace_path, const std::string& what);
 
 }  // namespace nimble::replayer

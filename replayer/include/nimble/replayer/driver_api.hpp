@@ -31,6 +31,16 @@ namespace nimble::replayer {
   X(graph_exec_destroy, "cuGraphExecDestroy", 10000, PFN_cuGraphExecDestroy_v10000)     \
   X(graph_destroy, "cuGraphDestroy", 10000, PFN_cuGraphDestroy_v10000)                  \
   X(graph_get_nodes, "cuGraphGetNodes", 10000, PFN_cuGraphGetNodes_v10000)              \
+  X(graph_kernel_node_get_params, "cuGraphKernelNodeGetParams", 12000,                  \
+    PFN_cuGraphKernelNodeGetParams_v12000)                                              \
+  X(graph_exec_kernel_node_set_params, "cuGraphExecKernelNodeSetParams", 12000,         \
+    PFN_cuGraphExecKernelNodeSetParams_v12000)                                          \
+  X(graph_memset_node_get_params, "cuGraphMemsetNodeGetParams", 10000,                  \
+    PFN_cuGraphMemsetNodeGetParams_v10000)                                              \
+  X(graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams", 10020,         \
+    PFN_cuGraphExecMemsetNodeSetParams_v10020)                                          \
+  X(ctx_get_current, "cuCtxGetCurrent", 4000, PFN_cuCtxGetCurrent_v4000)                \
+  X(pointer_get_attribute, "cuPointerGetAttribute", 4000, PFN_cuPointerGetAttribute_v4000) \
   X(launch_kernel, "cuLaunchKernel", 4000, PFN_cuLaunchKernel_v4000)                    \
   X(launch_kernel_ex, "cuLaunchKernelEx", 11060, PFN_cuLaunchKernelEx_v11060)           \
   X(memcpy_htod_async, "cuMemcpyHtoDAsync", 3020, PFN_cuMemcpyHtoDAsync_v3020)          \

@@ -51,13 +51,31 @@ class Replayer {
   // `nodes` receives the node count.
   CUgraphExec instantiate(Backend backend, std::size_t* nodes = nullptr);
 
+  // The graph of ops [begin, end) alone (dependencies on earlier ops are left to the stream the
+  // graph is launched on), and the graph node of each of its kernels and memsets, so their
+  // parameters can be changed in the exec (`op_nodes[i - begin]`; null for other ops).
+  struct RangeGraph {
+    CUgraphExec exec = nullptr;
+    std::vector<CUgraphNode> op_nodes;
+  };
+  RangeGraph instantiate_range(Backend backend, std::size_t begin, std::size_t end);
+
+  // Issues op `op` on `stream` now, with the program's own argument bytes or memset value
+  // where given (a call that matched the op, issued on fall-back).
+  void issue_with(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args,
+                  const std::uint32_t* memset_value);
+
  private:
-  void issue(std::size_t op, CUstream stream);
+  void issue(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args = nullptr,
+             const std::uint32_t* memset_value = nullptr);
   void raise_shared_memory_limits();
   CUdeviceptr resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const;
-  void capture_single(CUstream s);
-  void capture_streams();
-  void capture_edges(CUstream s);
+  // Capture helpers over ops [begin, end); `nodes`, when given, receives each op's last node.
+  void capture_single(CUstream s, std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes);
+  void capture_streams(std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes);
+  void capture_edges(CUstream s, std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes);
+  RangeGraph build_range(Backend backend, std::size_t begin, std::size_t end, bool want_nodes);
+  void note_node(CUstream s, std::size_t op, std::size_t begin, std::vector<CUgraphNode>* nodes);
 
   const DriverApi& api_;
   const ReplayPlan& plan_;

@@ -22,23 +22,29 @@ namespace nimble::replayer {
 
 using GpuCall = std::variant<KernelCall, CopyCall, MemsetCall>;
 
-// Op ranges [begin, end) of the plan that end at a host-visible point (a sync, or a copy to the
-// host, whose data the program may read as soon as the call returns) or at the end; with
-// `max_ops` > 0, longer stretches are cut into pieces of that many ops, so the first piece
-// starts on the GPU while the program still issues the later ones.
+// Op ranges [begin, end) of the plan, launched as one unit each. A copy between the host and the
+// device is a segment of its own that the program runs itself once everything before it is on
+// the GPU: its host end is this iteration's memory, with the program's own synchronisation
+// (the host data is read, or the result is there, exactly when the program expects). Other
+// segments end at a host-visible point (a sync) or at the end; with `max_ops` > 0, longer
+// stretches are cut into pieces of that many ops, so the first piece starts on the GPU while
+// the program still issues the later ones.
 struct Segment {
   std::size_t begin = 0, end = 0;
+  bool program_runs = false;  // a host copy: matched, then run by the program's own call
 };
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0);
 
 class Executor {
  public:
   virtual ~Executor() = default;
-  // Launch the recorded ops of `segment` (its graph) with the matcher's patches and host ends
-  // (IterationMatcher::patches(), host_ends()), on the program's stream.
+  // Launch the recorded ops of `segment` (its graph) with the matcher's patches
+  // (IterationMatcher::patches()), on the program's stream. May throw: the short-circuit then
+  // issues the segment's calls itself and stops replaying.
   virtual void launch_segment(std::size_t segment, const IterationMatcher& matched) = 0;
-  // Issue one call of the program as it made it (a deferred call on fall-back).
-  virtual void issue(const GpuCall& call) = 0;
+  // Issue one call of the program as it made it, which matched recorded op `op` (a deferred call
+  // on fall-back).
+  virtual void issue(std::size_t op, const GpuCall& call) = 0;
 };
 
 enum class Action {
@@ -50,6 +56,7 @@ struct ShortCircuitSummary {
   std::size_t iterations_replayed = 0;
   std::size_t segments_launched = 0;
   std::size_t calls_deferred = 0;
+  std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
 };
 
@@ -64,14 +71,21 @@ class ShortCircuit {
   // is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
   // elsewhere it falls back.
   void on_host_visible_point(const std::string& what);
+  // The program ends (or replay must stop for good): deferred calls are issued, nothing re-arms.
+  void finish(const std::string& why);
 
   bool armed() const { return armed_; }
+  // Between iterations: the next call that matches starts one (not armed, or the armed
+  // iteration is complete).
+  bool awaiting_iteration() const { return !armed_ || matcher_.complete(); }
+  bool stopped() const { return stopped_; }
   const ShortCircuitSummary& summary() const { return summary_; }
   std::string summary_text() const;
 
  private:
   CallCheck check(const GpuCall& call);
   Action try_arm(const GpuCall& call);
+  Action accept(const GpuCall& call, std::size_t op);
   void fall_back(const std::string& reason);
   void launch_ready_segments();
 
@@ -79,8 +93,13 @@ class ShortCircuit {
   IterationMatcher matcher_;
   std::vector<Segment> segments_;
   std::size_t next_segment_ = 0;     // the first segment not launched in this iteration
-  std::vector<GpuCall> deferred_;    // calls of the unlaunched segment, in order
+  struct Deferred {
+    std::size_t op;
+    GpuCall call;
+  };
+  std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
   bool armed_ = false;
+  bool stopped_ = false;             // a launch failed, or finish(): never re-arm
   ShortCircuitSummary summary_;
 };
 

@@ -1,0 +1,73 @@
+// nimble run [-o trace.json] [--capture-range R] [--iteration K] -- COMMAND...
+// Records one iteration like `nimble record`; from then on, inside the program, every later
+// iteration whose calls match the recording is launched as CUDA graphs instead of call by call
+// (docs/replay.md, "nimble run"). Anything that does not match runs as the program issued it.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "nimble/replayer/bench_report.hpp"
+#include "nimble/trace/io.hpp"
+#include "record.hpp"
+
+namespace nimble::cli {
+void add_run_command(CLI::App& app) {
+  auto options = std::make_shared<RecordOptions>();
+  options->output = "nimble-trace.json";
+  options->capture_range = "auto";
+  options->iteration = 2;
+  options->dependencies = "memory";
+  options->run = true;
+  auto* cmd = app.add_subcommand(
+      "run", "Record one iteration, then launch every later matching iteration as CUDA graphs (GPU)");
+  cmd->footer(
+      "Example: nimble run -- python infer.py\n"
+      "Each later iteration is checked call by call against the recorded one: the same kernels,\n"
+      "launch shapes and device pointers, in the same order, on one stream. Matching calls are not\n"
+      "run; each stretch between host-visible points is launched as one graph (in pieces of\n"
+      "--piece ops) with this iteration's scalar arguments (seeds, counters) and memset values.\n"
+      "Copies to and from the host run in place, with the program's own host memory. On any\n"
+      "mismatch, a synchronisation or an event in the middle of a stretch, the calls held back are\n"
+      "issued in their order and the program continues eagerly until the recorded iteration starts\n"
+      "again. At exit it prints how many iterations were replayed and why it fell back, and writes\n"
+      "TRACE.run.json. Needs a caching allocator (PyTorch's default): memory freed inside the\n"
+      "iteration cannot be replayed. See docs/replay.md.");
+  cmd->add_option("-o,--output", options->output, "trace file to write (default nimble-trace.json)");
+  cmd->add_option("--capture-range", options->capture_range,
+                  "auto (default: find the repeating iteration), cudaProfilerApi, or nvtx:NAME")
+      ->check([](const std::string& value) { return check_capture_range(value); });
+  cmd->add_option("--iteration", options->iteration,
+                  "which detected iteration (auto, default 2) or which range to record")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--piece", options->run_piece,
+                  "launch at most this many ops per graph, so the GPU starts before the program has issued "
+                  "the whole stretch (default 64; 0: whole stretches)")
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--max-streams", options->run_max_streams,
+                  "streams the graphs may use (default 8; 1: single-stream graphs)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
+  cmd->callback([options] {
+    const std::string path = replayer::beside_trace(options->output, "run");
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    ::unsetenv("NIMBLE_RUN_OUTPUT");
+    auto trace = record_program(*options, "nimble run");
+    if (!trace) return;
+    const int status = exit_code();
+    std::ifstream in(path);
+    trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!in || summary.is_discarded() || !summary.is_object()) {
+      std::cerr << "nimble run: the program was recorded (" << options->output << ") but nothing was replayed: "
+                << "see the \"nimble run:\" lines above for why (exit status " << status << ")\n";
+      return;
+    }
+    std::cout << "nimble run: " << summary.value("iterations_replayed", 0) << " iteration(s) replayed, "
+              << summary["fallbacks"].size() << " kind(s) of fall-back; trace " << options->output << ", summary "
+              << path << " (program exited with " << status << ")\n";
+  });
+}
+
+}  // namespace nimble::cli

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `nimble run` on torchvision models (GPU machine): correctness against a plain run, and speed.
+#
+#   scripts/run_models.sh check [MODELS...]   DETERMINISTIC=1, ITERATIONS=100: every iteration's
+#                                             output digest under nimble run equals the plain run's
+#   scripts/run_models.sh train [MODELS...]   training steps (batch TRAIN_BATCH, 50 steps): losses
+#                                             and final weights equal
+#   scripts/run_models.sh shape [MODEL]       batch changes for 3 iterations mid-run: still equal,
+#                                             and the summary shows the fall-back
+#   scripts/run_models.sh speed [MODELS...]   plain vs nimble run, PAIRS alternating pairs each;
+#                                             ratio of median iteration times (wall clock)
+#
+# Results: $RESULTS (default $OUT or run-results)/*.log and run-results.csv (one row per run pair).
+# Env: NIMBLE (build-gpu/bin/nimble, else build/bin/nimble), PAIRS (2), ITERATIONS, TIMED,
+# TRAIN_BATCH (32), DEADLINE (seconds; models not started by then are reported as skipped).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?usage: scripts/run_models.sh check|train|shape|speed [MODELS...]}
+shift
+default_models=(resnet50 inception_v3 googlenet mobilenet_v2 densenet121 squeezenet1_1 efficientnet_b0
+                resnext50_32x4d shufflenet_v2_x1_0 vit_b_16)
+case "$mode" in
+  check) models=("${@:-resnet50 inception_v3 googlenet densenet121}") ;;
+  train) models=("${@:-resnet18}") ;;
+  shape) models=("${@:-resnet50}") ;;
+  speed) if (($#)); then models=("$@"); else models=("${default_models[@]}"); fi ;;
+  *) echo "run_models: unknown mode $mode (check, train, shape or speed)" >&2; exit 2 ;;
+esac
+# "${@:-a b}" gives one word: split it.
+[ "$mode" != speed ] && read -r -a models <<< "${models[*]}"
+nimble=${NIMBLE:-}
+[ -z "$nimble" ] && { [ -x build-gpu/bin/nimble ] && nimble=build-gpu/bin/nimble || nimble=build/bin/nimble; }
+results=${RESULTS:-${OUT:-run-results}}
+mkdir -p "$results"
+csv="$results/run-results.csv"
+[ -f "$csv" ] || echo "mode,model,batch,plain_ms,nimble_ms,speedup,equal,replayed,fallbacks" > "$csv"
+deadline=$(( $(date +%s) + ${DEADLINE:-100000} ))
+failures=0
+
+# run_pair NAME EXTRA_ARGS...: one plain run and one nimble run; echoes "plain_ms nimble_ms equal replayed fallbacks".
+run_pair() {
+  local tag=$1; shift
+  local log="$results/$tag"
+  python3 scripts/gpu/run_model.py "$@" > "$log.plain.log" 2> "$log.plain.err" || { echo "FAILED plain"; return 1; }
+  "$nimble" run -o "$log.trace.json" -- python3 scripts/gpu/run_model.py "$@" > "$log.nimble.log" 2> "$log.nimble.err" \
+    || { echo "FAILED nimble"; return 1; }
+  local equal=yes
+  diff <(grep -v '^{' "$log.plain.log") <(grep -v '^{' "$log.nimble.log") > "$log.diff" || equal=no
+  python3 - "$log" "$equal" <<'PY'
+import json, sys
+log, equal = sys.argv[1], sys.argv[2]
+last = lambda f: json.loads([l for l in open(f) if l.startswith("{")][-1])
+plain, nim = last(log + ".plain.log"), last(log + ".nimble.log")
+try:
+    run = json.load(open(log + ".trace.run.json"))
+    replayed, fallbacks = run["iterations_replayed"], sum(f["count"] for f in run["fallbacks"])
+except Exception:
+    replayed, fallbacks = 0, "no-summary"
+print(f'{plain["median_ms"]:.3f} {nim["median_ms"]:.3f} {equal} {replayed} {fallbacks}')
+PY
+}
+
+for model in "${models[@]}"; do
+  if (( $(date +%s) > deadline )); then echo "run_models: $model skipped (DEADLINE)"; continue; fi
+  args=("$model"); batch=1
+  envs=()
+  case "$mode" in
+    check) envs=(DETERMINISTIC=1 ITERATIONS=${ITERATIONS:-100} TIMED=50) ;;
+    train) batch=${TRAIN_BATCH:-32}; args+=(--train --batch "$batch"); envs=(DETERMINISTIC=1 ITERATIONS=${ITERATIONS:-50} TIMED=25) ;;
+    shape) envs=(DETERMINISTIC=1 ITERATIONS=${ITERATIONS:-80} TIMED=20 SHAPE_CHANGE_AT=40) ;;
+    speed) envs=(ITERATIONS=${ITERATIONS:-150} TIMED=${TIMED:-100}) ;;
+  esac
+  pairs=1; [ "$mode" = speed ] && pairs=${PAIRS:-2}
+  for ((p = 1; p <= pairs; ++p)); do
+    echo "run_models: $mode $model (pair $p/$pairs)..."
+    line=$(export "${envs[@]}"; run_pair "$mode-$model-$p" "${args[@]}")
+    echo "  $line"
+    read -r plain_ms nimble_ms equal replayed fallbacks <<< "$line"
+    if [ "$plain_ms" = FAILED ]; then failures=$((failures + 1)); continue; fi
+    speedup=$(python3 -c "print(f'{$plain_ms / $nimble_ms:.3f}')")
+    echo "$mode,$model,$batch,$plain_ms,$nimble_ms,$speedup,$equal,$replayed,$fallbacks" >> "$csv"
+    [ "$equal" = yes ] || { echo "  results DIFFER (see $results/$mode-$model-$p.diff)"; failures=$((failures + 1)); }
+  done
+done
+echo "run_models: done, $failures failure(s); $csv"
+exit $((failures > 0))

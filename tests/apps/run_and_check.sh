@@ -1,0 +1,34 @@
+#!/bin/sh
+# `nimble run` on a test app: its output must equal a plain run's, byte for byte, and the
+# summary must show replayed iterations (and, with --change-shape-at, the fall-back it caused).
+# Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
+nimble=$1 app=$2 out=$3 min_replayed=$4
+shift 4
+if ! ls /dev/nvidia0 >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+  echo "run_and_check: no NVIDIA driver or device, skipping"
+  exit 77
+fi
+summary="${out%.json}.run.json"
+rm -f "$out" "$summary" "$out.plain" "$out.nimble"
+"$app" "$@" > "$out.plain"
+rc=$?
+[ $rc -eq 77 ] && exit 77
+[ $rc -eq 0 ] || { echo "run_and_check: the app failed on its own ($rc)"; exit 1; }
+"$nimble" run -o "$out" -- "$app" "$@" > "$out.nimble"
+rc=$?
+[ $rc -eq 0 ] || { echo "run_and_check: nimble run exited with $rc"; cat "$out.nimble"; exit 1; }
+grep '^iteration' "$out.nimble" > "$out.nimble.iterations"
+if ! cmp -s "$out.plain" "$out.nimble.iterations"; then
+  echo "run_and_check: results differ from the plain run:"
+  diff "$out.plain" "$out.nimble.iterations" | head -20
+  exit 1
+fi
+echo "run_and_check: $(wc -l < "$out.plain") iterations, every checksum equal to the plain run's"
+[ -f "$summary" ] || { echo "run_and_check: no summary $summary"; exit 1; }
+cat "$summary"
+replayed=$(sed -n 's/.*"iterations_replayed": \([0-9]*\).*/\1/p' "$summary")
+[ "${replayed:-0}" -ge "$min_replayed" ] || { echo "run_and_check: $replayed iterations replayed, expected at least $min_replayed"; exit 1; }
+if [ -n "$EXPECT_FALLBACK" ]; then
+  grep -q "$EXPECT_FALLBACK" "$summary" || { echo "run_and_check: no fall-back mentioning '$EXPECT_FALLBACK'"; exit 1; }
+fi
+echo "run_and_check: $replayed iterations replayed"
