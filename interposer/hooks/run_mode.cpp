@@ -94,11 +94,11 @@ void at_exit() {
   }
 }
 
-bool is_device_address(std::uint64_t value) {
+// Device, managed or pinned host memory: anything a kernel could dereference.
+bool cuda_knows_address(std::uint64_t value) {
   if (value == 0 || !g_run) return false;
   unsigned int type = 0;
-  return g_run->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS &&
-         (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED);
+  return g_run->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS;
 }
 
 }  // namespace
@@ -124,7 +124,7 @@ void start_short_circuit(trace::Trace trace) {
     run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
     const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
     run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend);
-    run->short_circuit = std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &is_device_address, *run->executor);
+    run->short_circuit = std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &cuda_knows_address, *run->executor);
     run->summary_path = run_output_path(config(), trace_output_path());
     run->setup = {{"ops", run->plan.ops.size()},
                   {"segments", run->segments.size()},

@@ -7,8 +7,8 @@
 // plain run byte for byte.
 //
 // Usage: run_loop [ITERATIONS] [--change-shape-at K]
-//   --change-shape-at K: iterations K, K+1, K+2 use half the elements (other launch shapes and
-//   copy sizes), then it goes back to the recorded shape.
+//   --change-shape-at K: iterations K, K+1, K+2 compute on half the elements (the input copy
+//   stays whole, the kernels' launch shapes change), then it goes back to the recorded shape.
 // Exit status 77 means "no GPU" (ctest SKIP_RETURN_CODE).
 #include <cuda_runtime.h>
 
@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
     const bool half = change_at >= 0 && it >= change_at && it < change_at + 3;
     const int n = half ? full / 2 : full, blocks = (n + threads - 1) / threads;
     for (int i = 0; i < n; ++i) in[i] = static_cast<float>((i * 31 + it * 17) % 1000) / 100.0f;
-    CHECK(cudaMemcpyAsync(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice, 0));
+    for (int i = n; i < full; ++i) in[i] = 0.0f;
+    CHECK(cudaMemcpyAsync(d_in, in.data(), full * sizeof(float), cudaMemcpyHostToDevice, 0));
     noise<<<blocks, threads>>>(d_noise, n, 0xA5A5000000000000ull + 0x1234567ull * it);  // never a device address
     CHECK(cudaMemsetAsync(d_bias, it % 7 + 1, n * sizeof(int), 0));
     mix<<<blocks, threads>>>(d_in, d_noise, d_x, n, 0.5f);

@@ -51,8 +51,9 @@ struct CallCheck {
   std::uint64_t host_end = 0;        // a copy's host address in this call (staged by the caller)
 };
 
-// Whether a 64-bit value is an address inside device memory the program holds now: a scalar
-// argument that turns into one (or stops being one) changes what the kernel touches.
+// Whether a 64-bit value is an address CUDA knows now (device, managed or pinned host memory): a
+// changed argument word that is one changes what the kernel touches; one that is not cannot be
+// dereferenced by the kernel, so it is data.
 using IsDevicePointer = std::function<bool(std::uint64_t)>;
 
 CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer);
