@@ -46,7 +46,8 @@ void add_run_command(CLI::App& app) {
                   "the whole stretch (default 64; 0: whole stretches)")
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--max-streams", options->run_max_streams,
-                  "streams the graphs may use (default 8; 1: single-stream graphs)")
+                  "streams the graphs may use (default 1: the program's order, any argument may change; "
+                  "more: the schedule's concurrency, device addresses must stay as recorded)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {

@@ -11,6 +11,8 @@
 #                                             ratio of median iteration times (wall clock)
 #
 # Results: $RESULTS (default $OUT or run-results)/*.log and run-results.csv (one row per run pair).
+# The recorded iteration is bracketed by torch.cuda.profiler.start/stop (PROFILE_ITERATION, 10);
+# RANGE=auto leaves the loop unmarked and lets nimble find the iteration itself.
 # Env: NIMBLE (build-gpu/bin/nimble, else build/bin/nimble), PAIRS (2), ITERATIONS, TIMED,
 # TRAIN_BATCH (32), DEADLINE (seconds; models not started by then are reported as skipped).
 set -uo pipefail
@@ -35,6 +37,12 @@ mkdir -p "$results"
 csv="$results/run-results.csv"
 [ -f "$csv" ] || echo "mode,model,batch,plain_ms,nimble_ms,speedup,equal,replayed,fallbacks" > "$csv"
 deadline=$(( $(date +%s) + ${DEADLINE:-100000} ))
+if [ "${RANGE:-profiler}" = auto ]; then
+  range_args=(--capture-range auto)
+else
+  range_args=(--capture-range cudaProfilerApi --iteration 1)
+  export PROFILE_ITERATION=${PROFILE_ITERATION:-10}
+fi
 failures=0
 
 # run_pair NAME EXTRA_ARGS...: one plain run and one nimble run; echoes "plain_ms nimble_ms equal replayed fallbacks".
@@ -42,10 +50,11 @@ run_pair() {
   local tag=$1; shift
   local log="$results/$tag"
   python3 scripts/gpu/run_model.py "$@" > "$log.plain.log" 2> "$log.plain.err" || { echo "FAILED plain"; return 1; }
-  "$nimble" run -o "$log.trace.json" -- python3 scripts/gpu/run_model.py "$@" > "$log.nimble.log" 2> "$log.nimble.err" \
+  "$nimble" run "${range_args[@]}" -o "$log.trace.json" -- python3 scripts/gpu/run_model.py "$@" > "$log.nimble.log" 2> "$log.nimble.err" \
     || { echo "FAILED nimble"; return 1; }
   local equal=yes
-  diff <(grep -v '^{' "$log.plain.log") <(grep -v '^{' "$log.nimble.log") > "$log.diff" || equal=no
+  diff <(grep -E '^(iteration|weights) ' "$log.plain.log") <(grep -E '^(iteration|weights) ' "$log.nimble.log") \
+    > "$log.diff" || equal=no
   python3 - "$log" "$equal" <<'PY'
 import json, sys
 log, equal = sys.argv[1], sys.argv[2]

@@ -29,7 +29,10 @@ struct Config {
   // launched as CUDA graphs instead of call by call (docs/replay.md, "nimble run").
   bool run = false;
   int run_piece = 64;          // NIMBLE_RUN_PIECE: at most this many ops per launched piece (0: whole segments)
-  int run_max_streams = 8;     // NIMBLE_RUN_MAX_STREAMS: streams inside the graphs (1: single-stream graphs)
+  // NIMBLE_RUN_MAX_STREAMS: streams inside the graphs. 1 (default): the program's order, and any
+  // argument may change between iterations; more: the schedule's concurrency, but then device
+  // addresses must stay as recorded (stale bytes in framework structs often break that).
+  int run_max_streams = 1;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   std::vector<std::string> errors;         // problems found; recording stays off if any
 };

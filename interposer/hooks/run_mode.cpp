@@ -124,12 +124,17 @@ void start_short_circuit(trace::Trace trace) {
     run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
     const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
     run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend);
-    run->short_circuit = std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &cuda_knows_address, *run->executor);
+    // One stream keeps the program's order: any argument may change. A schedule over several
+    // streams was built from the recorded addresses: they must stay.
+    const auto rule = run->plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
+    run->short_circuit =
+        std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &cuda_knows_address, *run->executor, rule);
     run->summary_path = run_output_path(config(), trace_output_path());
     run->setup = {{"ops", run->plan.ops.size()},
                   {"segments", run->segments.size()},
                   {"graphs", run->executor->graphs()},
                   {"streams", run->plan.streams},
+                  {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
                   {"piece", config().run_piece}};
   } catch (const std::exception& e) {
     say(std::string("not replaying: ") + e.what() + ". The program runs as it is.");

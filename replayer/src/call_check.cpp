@@ -25,7 +25,9 @@ bool same(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b
 
 }  // namespace
 
-CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer) {
+CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer,
+                            ArgumentRule rule) {
+  const bool addresses_matter = rule == ArgumentRule::SameAddresses;
   const KernelOp& k = recorded.kernel;
   if (call.function != k.function) {
     return mismatch(recorded, "a different kernel (recorded " + trace::hex_address(k.function) + ", called " +
@@ -45,7 +47,7 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   // structs whose unused fields hold stale stack bytes, which can look like a device address in
   // one call and not in the next. The kernel cannot be dereferencing such a value, so launching
   // the program's bytes does what the program does. Another address is other memory: mismatch.
-  for (std::uint32_t p : k.pointer_offsets) {
+  for (std::uint32_t p : addresses_matter ? k.pointer_offsets : std::vector<std::uint32_t>{}) {
     if (same(k.args, call.args, p, p + 8)) continue;
     if (!is_device_pointer || is_device_pointer(word_at(call.args, p))) {
       return mismatch(recorded, "pointer argument at byte " + std::to_string(p) + " changed: " +
@@ -63,7 +65,7 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
     const std::size_t to = i + 1 < starts.size() ? starts[i + 1] : k.args.size();
     if (same(k.args, call.args, from, to)) continue;
     // A changed word that is now an address would change what the kernel touches.
-    for (std::size_t w = (from + 7) / 8 * 8; w + 8 <= to; w += 8) {
+    for (std::size_t w = (from + 7) / 8 * 8; addresses_matter && w + 8 <= to; w += 8) {
       if (same(k.args, call.args, w, w + 8)) continue;
       const std::uint64_t before = word_at(k.args, w), now = word_at(call.args, w);
       if (is_device_pointer && is_device_pointer(now)) {
@@ -125,8 +127,8 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
   return result;
 }
 
-IterationMatcher::IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer)
-    : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), patches_(plan.ops.size()),
+IterationMatcher::IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer, ArgumentRule rule)
+    : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), rule_(rule), patches_(plan.ops.size()),
       host_ends_(plan.ops.size(), 0) {
   skip_empty();
 }
@@ -167,7 +169,7 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
 
 CallCheck IterationMatcher::next(const KernelCall& call) {
   return advance(call, OpKind::Kernel, "kernel launch",
-                 [&](const Op& op, const KernelCall& c) { return check_kernel_call(op, c, is_device_pointer_); });
+                 [&](const Op& op, const KernelCall& c) { return check_kernel_call(op, c, is_device_pointer_, rule_); });
 }
 
 CallCheck IterationMatcher::next(const CopyCall& call) {

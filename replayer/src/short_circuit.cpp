@@ -26,8 +26,8 @@ std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops) {
 }
 
 ShortCircuit::ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
-                           Executor& executor)
-    : executor_(executor), matcher_(plan, std::move(is_device_pointer)), segments_(std::move(segments)) {}
+                           Executor& executor, ArgumentRule rule)
+    : executor_(executor), matcher_(plan, std::move(is_device_pointer), rule), segments_(std::move(segments)) {}
 
 CallCheck ShortCircuit::check(const GpuCall& call) {
   return std::visit([&](const auto& c) { return matcher_.next(c); }, call);

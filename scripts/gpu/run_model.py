@@ -11,7 +11,9 @@ over the last TIMED iterations (what the user waits for, host work included).
   nimble run -o out.json -- python3 scripts/gpu/run_model.py resnet50
   nimble run -o out.json -- python3 scripts/gpu/run_model.py resnet18 --train --batch 32
 Environment: ITERATIONS (150), TIMED (100), DETERMINISTIC=1 (deterministic algorithms: needed for
-equal bytes between two processes), SHAPE_CHANGE_AT=K (inference: iterations K..K+2 use batch 2).
+equal bytes between two processes), SHAPE_CHANGE_AT=K (iterations K..K+2 use batch 2),
+PROFILE_ITERATION=K (bracket iteration K with torch.cuda.profiler.start/stop, for
+`nimble run --capture-range cudaProfilerApi`; the loop is otherwise unchanged).
 """
 import argparse
 import hashlib
@@ -35,6 +37,7 @@ batch = args.batch or (32 if args.train else 1)
 iterations = int(os.environ.get("ITERATIONS", "150"))
 timed = min(int(os.environ.get("TIMED", "100")), iterations)
 shape_change_at = int(os.environ.get("SHAPE_CHANGE_AT", "-1"))
+profile_iteration = int(os.environ.get("PROFILE_ITERATION", "-1"))
 torch.backends.cudnn.benchmark = not deterministic
 if deterministic:
     torch.backends.cudnn.deterministic = True
@@ -62,6 +65,8 @@ def digest(t):
 
 times = []
 for i in range(iterations):
+    if i == profile_iteration:
+        torch.cuda.profiler.start()
     start = time.perf_counter()
     b = 2 if shape_change_at >= 0 and shape_change_at <= i < shape_change_at + 3 else batch
     x = torch.randn(b, 3, size, size, device="cuda", generator=generator)
@@ -76,6 +81,8 @@ for i in range(iterations):
         with torch.no_grad():
             line = digest(model(x))
     times.append(time.perf_counter() - start)
+    if i == profile_iteration:
+        torch.cuda.profiler.stop()
     print(f"iteration {i} {line}", flush=True)
 if args.train:
     weights = hashlib.sha1()

@@ -91,6 +91,21 @@ TEST_F(CallCheckTest, ARecordedPointerThatBecomesNoAddressIsAPatch) {
   EXPECT_FALSE(check_kernel_call(plan_.ops[0], call, nullptr).matches);
 }
 
+TEST_F(CallCheckTest, InProgramOrderAnyArgumentBytesMayChange) {
+  KernelCall call = recorded_kernel();
+  put(call, 0, kBuffer + 256);   // another pointer
+  put(call, 8, kOther + 64);     // a scalar that now looks like an address
+  EXPECT_FALSE(check_kernel_call(plan_.ops[0], call, on_device).matches);
+  const CallCheck c = check_kernel_call(plan_.ops[0], call, on_device, ArgumentRule::AnyBytes);
+  ASSERT_TRUE(c.matches) << c.mismatch;
+  ASSERT_EQ(c.patches.size(), 2u);
+  EXPECT_EQ(c.patches[0].offset, 0u);
+  EXPECT_EQ(c.patches[1].offset, 8u);
+  // The kernel and its launch shape must still be the recorded ones.
+  call.grid[0] = 8;
+  EXPECT_FALSE(check_kernel_call(plan_.ops[0], call, on_device, ArgumentRule::AnyBytes).matches);
+}
+
 TEST_F(CallCheckTest, AScalarThatBecomesADeviceAddressIsAMismatch) {
   KernelCall call = recorded_kernel();
   put(call, 8, kOther + 64);

@@ -56,7 +56,14 @@ struct CallCheck {
 // dereferenced by the kernel, so it is data.
 using IsDevicePointer = std::function<bool(std::uint64_t)>;
 
-CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer);
+// How much of a kernel's argument bytes may change. A graph that keeps the program's order on one
+// stream runs each kernel where the program would have, so any bytes may change (they are
+// written into the node: pointers included). A multi-stream schedule placed kernels by the memory
+// they touched when recorded, so there the device addresses must stay the same.
+enum class ArgumentRule { SameAddresses, AnyBytes };
+
+CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer,
+                            ArgumentRule rule = ArgumentRule::SameAddresses);
 CallCheck check_copy_call(const Op& recorded, const CopyCall& call);
 CallCheck check_memset_call(const Op& recorded, const MemsetCall& call);
 
@@ -65,7 +72,8 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call);
 // caller falls back, then reset()s when the recorded iteration starts again.
 class IterationMatcher {
  public:
-  IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer);
+  IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer,
+                   ArgumentRule rule = ArgumentRule::SameAddresses);
 
   CallCheck next(const KernelCall& call);
   CallCheck next(const CopyCall& call);
@@ -87,6 +95,7 @@ class IterationMatcher {
 
   const ReplayPlan& plan_;
   IsDevicePointer is_device_pointer_;
+  ArgumentRule rule_;
   std::size_t position_ = 0;
   std::vector<std::vector<ArgPatch>> patches_;
   std::vector<std::uint64_t> host_ends_;

@@ -63,7 +63,7 @@ struct ShortCircuitSummary {
 class ShortCircuit {
  public:
   ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
-               Executor& executor);
+               Executor& executor, ArgumentRule rule = ArgumentRule::SameAddresses);
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
   Action on_call(const GpuCall& call);
