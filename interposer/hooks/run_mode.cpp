@@ -85,7 +85,11 @@ void at_exit() {
     std::lock_guard<std::mutex> lock(g_run->mu);
     InternalScope internal;
     g_running.store(false, std::memory_order_relaxed);
-    g_run->short_circuit->finish("the program ended in the middle of a recorded iteration");
+    try {
+      g_run->short_circuit->finish("the program ended in the middle of a recorded iteration");
+    } catch (const std::exception& e) {
+      say(std::string("at exit: ") + e.what());
+    }
     const std::string text = g_run->short_circuit->summary_text();
     std::fwrite(text.data(), 1, text.size(), stderr);
     write_summary();

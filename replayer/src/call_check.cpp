@@ -82,7 +82,7 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   return result;
 }
 
-CallCheck check_copy_call(const Op& recorded, const CopyCall& call) {
+CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule rule) {
   const CopyOp& c = recorded.copy;
   static const char* const names[] = {"HtoD", "DtoH", "DtoD"};
   if (call.direction != c.direction) {
@@ -95,10 +95,12 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call) {
   CallCheck result;
   const bool src_on_device = c.direction != CopyDirection::HtoD;
   const bool dst_on_device = c.direction != CopyDirection::DtoH;
-  if (src_on_device && call.src != c.src) {
+  // A host copy the program runs itself, in order: its device end is the program's business.
+  const bool device_end_free = rule == ArgumentRule::AnyBytes && c.direction != CopyDirection::DtoD;
+  if (src_on_device && call.src != c.src && !device_end_free) {
     return mismatch(recorded, "copy source changed: " + trace::hex_address(c.src) + " -> " + trace::hex_address(call.src));
   }
-  if (dst_on_device && call.dst != c.dst) {
+  if (dst_on_device && call.dst != c.dst && !device_end_free) {
     return mismatch(recorded,
                     "copy destination changed: " + trace::hex_address(c.dst) + " -> " + trace::hex_address(call.dst));
   }
@@ -108,9 +110,10 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call) {
   return result;
 }
 
-CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
+CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, ArgumentRule rule) {
   const MemsetOp& m = recorded.memset;
-  if (call.dst != m.dst || call.element_size != m.element_size || call.width != m.width ||
+  const bool dst_may_change = rule == ArgumentRule::AnyBytes && m.pitch == 0;
+  if ((call.dst != m.dst && !dst_may_change) || call.element_size != m.element_size || call.width != m.width ||
       call.height != m.height || call.pitch != m.pitch) {
     return mismatch(recorded, "memset target changed: " + trace::hex_address(m.dst) + " (" + std::to_string(m.width) + "x" +
                                   std::to_string(m.height) + " of " + std::to_string(m.element_size) + " bytes) -> " +
@@ -122,6 +125,11 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call) {
     ArgPatch value{0, std::vector<std::uint8_t>(4)};
     std::memcpy(value.bytes.data(), &call.value, 4);
     result.patches.push_back(std::move(value));
+  }
+  if (call.dst != m.dst) {
+    ArgPatch dst{kMemsetDestination, std::vector<std::uint8_t>(8)};
+    std::memcpy(dst.bytes.data(), &call.dst, 8);
+    result.patches.push_back(std::move(dst));
   }
   result.matches = true;
   return result;
@@ -173,11 +181,11 @@ CallCheck IterationMatcher::next(const KernelCall& call) {
 }
 
 CallCheck IterationMatcher::next(const CopyCall& call) {
-  return advance(call, OpKind::Copy, "copy", [](const Op& op, const CopyCall& c) { return check_copy_call(op, c); });
+  return advance(call, OpKind::Copy, "copy", [&](const Op& op, const CopyCall& c) { return check_copy_call(op, c, rule_); });
 }
 
 CallCheck IterationMatcher::next(const MemsetCall& call) {
-  return advance(call, OpKind::Memset, "memset", [](const Op& op, const MemsetCall& c) { return check_memset_call(op, c); });
+  return advance(call, OpKind::Memset, "memset", [&](const Op& op, const MemsetCall& c) { return check_memset_call(op, c, rule_); });
 }
 
 }  // namespace nimble::replayer

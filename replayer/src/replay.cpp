@@ -124,13 +124,37 @@ CUdeviceptr Replayer::resolve(std::uint64_t addr, const std::optional<ShadowAddr
   return shadow ? shadows_.at(shadow->shadow) + shadow->offset : addr;
 }
 
-void Replayer::issue_with(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args,
-                          const std::uint32_t* memset_value) {
-  issue(op, stream, args, memset_value);
+void Replayer::issue_kernel(std::size_t op, CUstream stream, const std::vector<std::uint8_t>& args) {
+  const KernelOp& k = plan_.ops[op].kernel;
+  const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+  int current = 0;
+  const bool raise = k.shared_mem > 0 &&
+                     get_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, &current) ==
+                         CUDA_SUCCESS &&
+                     current < static_cast<int>(k.shared_mem) &&
+                     set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute,
+                                          static_cast<int>(k.shared_mem)) == CUDA_SUCCESS;
+  CallOverride call;
+  call.args = &args;
+  try {
+    issue(op, stream, call);
+  } catch (...) {
+    if (raise) set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, current);
+    throw;
+  }
+  if (raise) set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, current);
 }
 
-void Replayer::issue(std::size_t i, CUstream s, const std::vector<std::uint8_t>* call_args,
-                     const std::uint32_t* memset_value) {
+void Replayer::issue_memset(std::size_t op, CUstream stream, std::uint64_t dst, std::uint32_t value) {
+  CallOverride call;
+  call.memset = true;
+  call.memset_dst = dst;
+  call.memset_value = value;
+  issue(op, stream, call);
+}
+
+void Replayer::issue(std::size_t i, CUstream s, const CallOverride& call) {
+  const std::vector<std::uint8_t>* call_args = call.args;
   const Op& op = plan_.ops[i];
   switch (op.kind) {
     case OpKind::Nop:
@@ -211,7 +235,11 @@ void Replayer::issue(std::size_t i, CUstream s, const std::vector<std::uint8_t>*
     }
     case OpKind::Memset: {
       MemsetOp m = op.memset;
-      if (memset_value) m.value = *memset_value;
+      if (call.memset) {
+        m.value = call.memset_value;
+        m.dst = call.memset_dst;
+        m.dst_shadow.reset();
+      }
       if (m.width == 0 || m.height == 0) return;
       const CUdeviceptr dst = resolve(m.dst, m.dst_shadow);
       CUresult r = CUDA_SUCCESS;

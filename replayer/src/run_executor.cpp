@@ -13,9 +13,11 @@ std::vector<std::uint8_t> patched(std::vector<std::uint8_t> bytes, const std::ve
   return bytes;
 }
 
-std::vector<std::uint8_t> memset_value_bytes(std::uint32_t value) {
-  std::vector<std::uint8_t> bytes(4);
-  std::memcpy(bytes.data(), &value, 4);
+// A memset node's changeable parameters as bytes: value at 0, destination at kMemsetDestination.
+std::vector<std::uint8_t> memset_bytes(const MemsetOp& m) {
+  std::vector<std::uint8_t> bytes(kMemsetDestination + 8);
+  std::memcpy(bytes.data(), &m.value, 4);
+  std::memcpy(bytes.data() + kMemsetDestination, &m.dst, 8);
   return bytes;
 }
 
@@ -70,7 +72,7 @@ void GraphExecutor::update_kernel(std::size_t op, CUgraphExec exec, const std::v
 
 void GraphExecutor::update_memset(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
   const MemsetOp& m = plan_.ops[op].memset;
-  const std::vector<std::uint8_t> recorded = memset_value_bytes(m.value);
+  const std::vector<std::uint8_t> recorded = memset_bytes(m);
   std::vector<std::uint8_t> wanted = patched(recorded, patches);
   const std::vector<std::uint8_t>& holds = in_exec_[op].empty() ? recorded : in_exec_[op];
   if (wanted == holds) return;
@@ -78,6 +80,7 @@ void GraphExecutor::update_memset(std::size_t op, CUgraphExec exec, const std::v
   CUDA_MEMSET_NODE_PARAMS params{};
   check(api_, api_.graph_memset_node_get_params(node_of_[op], &params), "cuGraphMemsetNodeGetParams for " + describe_op(plan_.ops[op]));
   std::memcpy(&params.value, wanted.data(), 4);
+  std::memcpy(&params.dst, wanted.data() + kMemsetDestination, 8);
   check(api_, api_.graph_exec_memset_node_set_params(exec, node_of_[op], &params, context_),
         "cuGraphExecMemsetNodeSetParams for " + describe_op(plan_.ops[op]));
   ++node_updates_;
@@ -105,11 +108,11 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
 
 void GraphExecutor::issue(std::size_t op, const GpuCall& call) {
   if (const auto* k = std::get_if<KernelCall>(&call)) {
-    replayer_.issue_with(op, stream_, &k->args, nullptr);
+    replayer_.issue_kernel(op, stream_, k->args);
   } else if (const auto* m = std::get_if<MemsetCall>(&call)) {
-    replayer_.issue_with(op, stream_, nullptr, &m->value);
+    replayer_.issue_memset(op, stream_, m->dst, m->value);
   } else {
-    replayer_.issue_with(op, stream_, nullptr, nullptr);  // a device-to-device copy: the recorded one
+    replayer_.issue_recorded(op, stream_);  // a device-to-device copy: the recorded one
   }
 }
 

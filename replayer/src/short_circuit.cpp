@@ -1,6 +1,7 @@
 #include "nimble/replayer/short_circuit.hpp"
 
 #include <sstream>
+#include <stdexcept>
 
 namespace nimble::replayer {
 
@@ -108,12 +109,26 @@ void ShortCircuit::finish(const std::string& why) {
 void ShortCircuit::fall_back(const std::string& reason) {
   // The launched segments did the recorded work of their calls; the rest runs as the program
   // asked, in its order.
-  for (const Deferred& d : deferred_) executor_.issue(d.op, d.call);
-  deferred_.clear();
+  std::vector<Deferred> pending;
+  pending.swap(deferred_);
   ++summary_.fallbacks[reason];
   armed_ = false;
   matcher_.reset();
   next_segment_ = 0;
+  // Every call goes out even if one fails (the program would have issued them all); the first
+  // failure is reported afterwards, and replay stops for good.
+  std::string failure;
+  for (const Deferred& d : pending) {
+    try {
+      executor_.issue(d.op, d.call);
+    } catch (const std::exception& e) {
+      if (failure.empty()) failure = e.what();
+    }
+  }
+  if (!failure.empty()) {
+    stopped_ = true;
+    throw std::runtime_error("issuing a held-back call failed: " + failure);
+  }
 }
 
 std::string ShortCircuit::summary_text() const {

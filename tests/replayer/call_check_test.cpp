@@ -106,6 +106,24 @@ TEST_F(CallCheckTest, InProgramOrderAnyArgumentBytesMayChange) {
   EXPECT_FALSE(check_kernel_call(plan_.ops[0], call, on_device, ArgumentRule::AnyBytes).matches);
 }
 
+TEST_F(CallCheckTest, InProgramOrderMemsetTargetsAndHostCopyDeviceEndsMayMove) {
+  const MemsetOp& m = plan_.ops[2].memset;
+  const MemsetCall moved{kBuffer, m.value, m.element_size, m.width, m.height, m.pitch};
+  EXPECT_FALSE(check_memset_call(plan_.ops[2], moved).matches);
+  const CallCheck c = check_memset_call(plan_.ops[2], moved, ArgumentRule::AnyBytes);
+  ASSERT_TRUE(c.matches) << c.mismatch;
+  ASSERT_EQ(c.patches.size(), 1u);
+  EXPECT_EQ(c.patches[0].offset, kMemsetDestination);
+  std::uint64_t dst = 0;
+  std::memcpy(&dst, c.patches[0].bytes.data(), 8);
+  EXPECT_EQ(dst, kBuffer);
+  // The DtoH copy (run by the program itself) may read another device buffer; its size may not change.
+  const CopyCall dtoh{CopyDirection::DtoH, kBuffer, 0x560000008000, 64};
+  EXPECT_FALSE(check_copy_call(plan_.ops[4], dtoh).matches);
+  EXPECT_TRUE(check_copy_call(plan_.ops[4], dtoh, ArgumentRule::AnyBytes).matches);
+  EXPECT_FALSE(check_copy_call(plan_.ops[4], {CopyDirection::DtoH, kBuffer, 0x560000008000, 32}, ArgumentRule::AnyBytes).matches);
+}
+
 TEST_F(CallCheckTest, AScalarThatBecomesADeviceAddressIsAMismatch) {
   KernelCall call = recorded_kernel();
   put(call, 8, kOther + 64);

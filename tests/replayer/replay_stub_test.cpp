@@ -663,6 +663,18 @@ TEST_F(ReplayStub, ARangeOnlyABackendChangesIsReportedWithItsAddress) {
   EXPECT_EQ(json["backends"][1]["differing_ranges"][0]["size"], 2048);
 }
 
+TEST_F(ReplayStub, AKernelIssuedOnFallBackGetsItsSharedMemoryLimitForTheLaunchOnly) {
+  // The program's library lowered the limit again after the Replayer raised it (the fake always
+  // answers 1008): the launch is bracketed by a raise and the program's value put back.
+  plan_.ops[3].kernel.shared_mem = 4096;
+  Replayer replayer(api_, plan_);
+  const std::size_t start = g_log.size();
+  replayer.issue_kernel(3, reinterpret_cast<CUstream>(0x5), plan_.ops[3].kernel.args);
+  EXPECT_EQ(names(start), (std::vector<std::string>{"cuFuncSetAttribute", "cuLaunchKernel", "cuFuncSetAttribute"}));
+  EXPECT_EQ(g_log[start].args[2], 4096u);
+  EXPECT_EQ(g_log[start + 2].args[2], 1008u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // GraphExecutor (nimble run): one graph per segment, node parameters patched per iteration.
 

@@ -37,12 +37,14 @@ struct MemsetCall {
   std::uint64_t width = 0, height = 1, pitch = 0;
 };
 
-// Bytes of a kernel's argument buffer (or, for a memset, its 4-byte value at offset 0) that
-// differ from the recording and are to be written into the graph before it is launched.
+// Bytes of a kernel's argument buffer that differ from the recording and are to be written into
+// the graph before it is launched. For a memset: its 4-byte value at offset 0, its 8-byte
+// destination at offset kMemsetDestination.
 struct ArgPatch {
   std::uint32_t offset = 0;
   std::vector<std::uint8_t> bytes;
 };
+inline constexpr std::uint32_t kMemsetDestination = 8;
 
 struct CallCheck {
   bool matches = false;
@@ -64,8 +66,10 @@ enum class ArgumentRule { SameAddresses, AnyBytes };
 
 CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer,
                             ArgumentRule rule = ArgumentRule::SameAddresses);
-CallCheck check_copy_call(const Op& recorded, const CopyCall& call);
-CallCheck check_memset_call(const Op& recorded, const MemsetCall& call);
+// Under ArgumentRule::AnyBytes the device end of a host copy (which the program runs itself) and
+// the destination of a memset (a patch) may change too.
+CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
+CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
 
 // Walks the recorded ops in order as the program issues its calls. Ops that launch nothing
 // (host syncs) are passed over. After a mismatch the matcher stays where it was; the

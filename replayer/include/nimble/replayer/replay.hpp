@@ -60,14 +60,23 @@ class Replayer {
   };
   RangeGraph instantiate_range(Backend backend, std::size_t begin, std::size_t end);
 
-  // Issues op `op` on `stream` now, with the program's own argument bytes or memset value
-  // where given (a call that matched the op, issued on fall-back).
-  void issue_with(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args,
-                  const std::uint32_t* memset_value);
+  // Issue op `op` on `stream` now as the program called it (a call that matched the op, issued on
+  // fall-back): a kernel with the program's argument bytes (its dynamic shared memory limit raised
+  // for the launch if the program's library lowered it since), a memset with its destination and
+  // value, anything else as recorded.
+  void issue_kernel(std::size_t op, CUstream stream, const std::vector<std::uint8_t>& args);
+  void issue_memset(std::size_t op, CUstream stream, std::uint64_t dst, std::uint32_t value);
+  void issue_recorded(std::size_t op, CUstream stream) { issue(op, stream); }
 
  private:
-  void issue(std::size_t op, CUstream stream, const std::vector<std::uint8_t>* args = nullptr,
-             const std::uint32_t* memset_value = nullptr);
+  struct CallOverride {
+    const std::vector<std::uint8_t>* args = nullptr;
+    std::uint64_t memset_dst = 0;
+    std::uint32_t memset_value = 0;
+    bool memset = false;
+  };
+  void issue(std::size_t op, CUstream stream, const CallOverride& call);
+  void issue(std::size_t op, CUstream stream) { issue(op, stream, CallOverride()); }
   void raise_shared_memory_limits();
   CUdeviceptr resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const;
   // Capture helpers over ops [begin, end); `nodes`, when given, receives each op's last node.
