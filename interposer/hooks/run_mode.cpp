@@ -72,6 +72,7 @@ void write_summary() {
                          {"segments_launched", s.segments_launched},
                          {"calls_deferred", s.calls_deferred},
                          {"host_copies_run_in_place", s.host_copies},
+                         {"false_starts", s.false_starts},
                          {"graph_node_updates", r.executor->node_updates()},
                          {"fallbacks", fallbacks}};
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {

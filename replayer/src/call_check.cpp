@@ -96,7 +96,7 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule
   const bool src_on_device = c.direction != CopyDirection::HtoD;
   const bool dst_on_device = c.direction != CopyDirection::DtoH;
   // A host copy the program runs itself, in order: its device end is the program's business.
-  const bool device_end_free = rule == ArgumentRule::AnyBytes && c.direction != CopyDirection::DtoD;
+  const bool device_end_free = rule == ArgumentRule::AnyBytes;
   if (src_on_device && call.src != c.src && !device_end_free) {
     return mismatch(recorded, "copy source changed: " + trace::hex_address(c.src) + " -> " + trace::hex_address(call.src));
   }
@@ -106,6 +106,13 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule
   }
   if (!src_on_device) result.host_end = call.src;
   if (!dst_on_device) result.host_end = call.dst;
+  if (c.direction == CopyDirection::DtoD && (call.src != c.src || call.dst != c.dst)) {
+    for (const auto& [offset, address] : {std::pair{kCopySource, call.src}, std::pair{kCopyDestination, call.dst}}) {
+      ArgPatch end{offset, std::vector<std::uint8_t>(8)};
+      std::memcpy(end.bytes.data(), &address, 8);
+      result.patches.push_back(std::move(end));
+    }
+  }
   result.matches = true;
   return result;
 }

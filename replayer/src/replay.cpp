@@ -124,25 +124,30 @@ CUdeviceptr Replayer::resolve(std::uint64_t addr, const std::optional<ShadowAddr
   return shadow ? shadows_.at(shadow->shadow) + shadow->offset : addr;
 }
 
-void Replayer::issue_kernel(std::size_t op, CUstream stream, const std::vector<std::uint8_t>& args) {
-  const KernelOp& k = plan_.ops[op].kernel;
+Replayer::SharedMemoryGuard::SharedMemoryGuard(const Replayer& replayer, std::size_t op) : replayer_(replayer), op_(op) {
+  const KernelOp& k = replayer.plan_.ops[op].kernel;
+  if (k.shared_mem == 0) return;
   const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-  int current = 0;
-  const bool raise = k.shared_mem > 0 &&
-                     get_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, &current) ==
-                         CUDA_SUCCESS &&
-                     current < static_cast<int>(k.shared_mem) &&
-                     set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute,
-                                          static_cast<int>(k.shared_mem)) == CUDA_SUCCESS;
+  const CUfunction f = replayer.functions_[op];
+  raised_ = get_kernel_attribute(replayer.api_, f, k.is_cukernel, replayer.limits_device_, attribute, &original_) ==
+                CUDA_SUCCESS &&
+            original_ < static_cast<int>(k.shared_mem) &&
+            set_kernel_attribute(replayer.api_, f, k.is_cukernel, replayer.limits_device_, attribute,
+                                 static_cast<int>(k.shared_mem)) == CUDA_SUCCESS;
+}
+
+Replayer::SharedMemoryGuard::~SharedMemoryGuard() {
+  if (!raised_) return;
+  const KernelOp& k = replayer_.plan_.ops[op_].kernel;
+  set_kernel_attribute(replayer_.api_, replayer_.functions_[op_], k.is_cukernel, replayer_.limits_device_,
+                       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, original_);
+}
+
+void Replayer::issue_kernel(std::size_t op, CUstream stream, const std::vector<std::uint8_t>& args) {
+  SharedMemoryGuard limit(*this, op);
   CallOverride call;
   call.args = &args;
-  try {
-    issue(op, stream, call);
-  } catch (...) {
-    if (raise) set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, current);
-    throw;
-  }
-  if (raise) set_kernel_attribute(api_, functions_[op], k.is_cukernel, limits_device_, attribute, current);
+  issue(op, stream, call);
 }
 
 void Replayer::issue_memset(std::size_t op, CUstream stream, std::uint64_t dst, std::uint32_t value) {
@@ -150,6 +155,14 @@ void Replayer::issue_memset(std::size_t op, CUstream stream, std::uint64_t dst, 
   call.memset = true;
   call.memset_dst = dst;
   call.memset_value = value;
+  issue(op, stream, call);
+}
+
+void Replayer::issue_copy(std::size_t op, CUstream stream, std::uint64_t src, std::uint64_t dst) {
+  CallOverride call;
+  call.copy = true;
+  call.copy_src = src;
+  call.copy_dst = dst;
   issue(op, stream, call);
 }
 
@@ -216,8 +229,14 @@ void Replayer::issue(std::size_t i, CUstream s, const CallOverride& call) {
       return;
     }
     case OpKind::Copy: {
-      const CopyOp& c = op.copy;
+      CopyOp c = op.copy;
       if (c.bytes == 0) return;
+      if (call.copy) {
+        c.src = call.copy_src;
+        c.dst = call.copy_dst;
+        c.src_shadow.reset();
+        c.dst_shadow.reset();
+      }
       CUresult r = CUDA_SUCCESS;
       switch (c.direction) {
         case CopyDirection::HtoD:
@@ -270,7 +289,8 @@ void Replayer::issue_eager() {
 void Replayer::note_node(CUstream s, std::size_t op, std::size_t begin, std::vector<CUgraphNode>* nodes) {
   if (!nodes) return;
   const Op& o = plan_.ops[op];
-  if (o.kind != OpKind::Kernel && o.kind != OpKind::Memset) return;
+  const bool device_copy = o.kind == OpKind::Copy && o.copy.direction == CopyDirection::DtoD && o.copy.bytes > 0;
+  if (o.kind != OpKind::Kernel && o.kind != OpKind::Memset && !device_copy) return;
   if (o.kind == OpKind::Memset && (o.memset.width == 0 || o.memset.height == 0)) return;  // added nothing
   CUstreamCaptureStatus status{};
   const CUgraphNode* added = nullptr;
@@ -341,7 +361,7 @@ void Replayer::capture_edges(CUstream s, std::size_t begin, std::size_t end, std
     check(api_, api_.capture_info(s, &status, nullptr, nullptr, &added, nullptr, &count),
           "cuStreamGetCaptureInfo for " + describe_op(op));
     nodes_of[i - begin].assign(added, added + count);
-    if (nodes && count == 1 && (op.kind == OpKind::Kernel || op.kind == OpKind::Memset)) (*nodes)[i - begin] = added[0];
+    if (nodes && count == 1 && op.kind != OpKind::Nop) (*nodes)[i - begin] = added[0];
   }
 }
 

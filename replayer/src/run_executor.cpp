@@ -59,7 +59,9 @@ void GraphExecutor::update_kernel(std::size_t op, CUgraphExec exec, const std::v
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, wanted.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
   params.kernelParams = pointers.empty() ? nullptr : pointers.data();
   params.extra = pointers.empty() ? extra : nullptr;
-  // The driver copies the argument bytes here, so `wanted` may go once this returns.
+  // The driver copies the argument bytes here, so `wanted` may go once this returns. It also
+  // checks the launch against the kernel's current limits, which cuDNN lowers between calls.
+  Replayer::SharedMemoryGuard limit(replayer_, op);
   check(api_, api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params),
         "cuGraphExecKernelNodeSetParams for " + describe_op(plan_.ops[op]));
   ++node_updates_;
@@ -91,6 +93,34 @@ void GraphExecutor::update_memset(std::size_t op, CUgraphExec exec, const std::v
   }
 }
 
+// A device-to-device copy's ends, laid out as its patches are (kCopySource, kCopyDestination).
+std::vector<std::uint8_t> copy_ends(const CopyOp& c) {
+  std::vector<std::uint8_t> bytes(16);
+  std::memcpy(bytes.data() + kCopySource, &c.src, 8);
+  std::memcpy(bytes.data() + kCopyDestination, &c.dst, 8);
+  return bytes;
+}
+
+void GraphExecutor::update_copy(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
+  const std::vector<std::uint8_t> recorded = copy_ends(plan_.ops[op].copy);
+  std::vector<std::uint8_t> wanted = patched(recorded, patches);
+  const std::vector<std::uint8_t>& holds = in_exec_[op].empty() ? recorded : in_exec_[op];
+  if (wanted == holds) return;
+  if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(plan_.ops[op]) + " to change its addresses in");
+  CUDA_MEMCPY3D params{};
+  check(api_, api_.graph_memcpy_node_get_params(node_of_[op], &params), "cuGraphMemcpyNodeGetParams for " + describe_op(plan_.ops[op]));
+  std::memcpy(&params.srcDevice, wanted.data() + kCopySource, 8);
+  std::memcpy(&params.dstDevice, wanted.data() + kCopyDestination, 8);
+  check(api_, api_.graph_exec_memcpy_node_set_params(exec, node_of_[op], &params, context_),
+        "cuGraphExecMemcpyNodeSetParams for " + describe_op(plan_.ops[op]));
+  ++node_updates_;
+  if (wanted == recorded) {
+    in_exec_[op].clear();
+  } else {
+    in_exec_[op] = std::move(wanted);
+  }
+}
+
 void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& matched) {
   const Segment& seg = segments_.at(segment);
   const CUgraphExec exec = graphs_.at(segment).exec;
@@ -101,6 +131,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     if (patches.empty() && in_exec_[i].empty()) continue;  // the common case: nothing changed
     if (plan_.ops[i].kind == OpKind::Kernel) update_kernel(i, exec, patches.empty() ? none : patches);
     if (plan_.ops[i].kind == OpKind::Memset) update_memset(i, exec, patches.empty() ? none : patches);
+    if (plan_.ops[i].kind == OpKind::Copy) update_copy(i, exec, patches.empty() ? none : patches);
   }
   check(api_, api_.graph_launch(exec, stream_), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
                                                     std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");
@@ -111,8 +142,8 @@ void GraphExecutor::issue(std::size_t op, const GpuCall& call) {
     replayer_.issue_kernel(op, stream_, k->args);
   } else if (const auto* m = std::get_if<MemsetCall>(&call)) {
     replayer_.issue_memset(op, stream_, m->dst, m->value);
-  } else {
-    replayer_.issue_recorded(op, stream_);  // a device-to-device copy: the recorded one
+  } else if (const auto* c = std::get_if<CopyCall>(&call)) {
+    replayer_.issue_copy(op, stream_, c->src, c->dst);  // a device-to-device copy
   }
 }
 

@@ -38,6 +38,7 @@ Action ShortCircuit::try_arm(const GpuCall& call) {
   if (stopped_) return Action::Run;
   matcher_.reset();
   next_segment_ = 0;
+  matched_ = 0;
   const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
@@ -54,7 +55,7 @@ Action ShortCircuit::on_call(const GpuCall& call) {
   const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
-    fall_back(result.mismatch);
+    fall_back(result.mismatch, /*false_start=*/matched_ == 1);
     return try_arm(call);  // the recorded iteration may start again right here
   }
   return accept(call, op);
@@ -62,6 +63,7 @@ Action ShortCircuit::on_call(const GpuCall& call) {
 
 // `call` matched recorded op `op`.
 Action ShortCircuit::accept(const GpuCall& call, std::size_t op) {
+  ++matched_;
   Action action = Action::Deferred;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
       segments_[next_segment_].begin == op) {
@@ -106,12 +108,16 @@ void ShortCircuit::finish(const std::string& why) {
   stopped_ = true;
 }
 
-void ShortCircuit::fall_back(const std::string& reason) {
+void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   // The launched segments did the recorded work of their calls; the rest runs as the program
   // asked, in its order.
   std::vector<Deferred> pending;
   pending.swap(deferred_);
-  ++summary_.fallbacks[reason];
+  if (false_start) {
+    ++summary_.false_starts;
+  } else {
+    ++summary_.fallbacks[reason];
+  }
   armed_ = false;
   matcher_.reset();
   next_segment_ = 0;
@@ -139,7 +145,9 @@ std::string ShortCircuit::summary_text() const {
       << " host copies run in place)";
   std::size_t fallbacks = 0;
   for (const auto& [reason, n] : summary_.fallbacks) fallbacks += n;
-  out << "; " << fallbacks << " fall-back(s)" << (fallbacks ? ":" : "") << "\n";
+  out << "; " << fallbacks << " fall-back(s)";
+  if (summary_.false_starts) out << ", " << summary_.false_starts << " false start(s)";
+  out << (fallbacks ? ":" : "") << "\n";
   for (const auto& [reason, n] : summary_.fallbacks) out << "  " << n << "x " << reason << "\n";
   return out.str();
 }

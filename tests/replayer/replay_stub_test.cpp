@@ -186,6 +186,15 @@ DriverApi make_fake() {
     record("cuGraphExecKernelNodeSetParams", nullptr, {u(e), u(n), second});
     return CUDA_SUCCESS;
   };
+  a.graph_memcpy_node_get_params = [](CUgraphNode n, CUDA_MEMCPY3D* p) {
+    *p = CUDA_MEMCPY3D{};
+    record("cuGraphMemcpyNodeGetParams", nullptr, {u(n)});
+    return CUDA_SUCCESS;
+  };
+  a.graph_exec_memcpy_node_set_params = [](CUgraphExec e, CUgraphNode n, const CUDA_MEMCPY3D* p, CUcontext) {
+    record("cuGraphExecMemcpyNodeSetParams", nullptr, {u(e), u(n), p->srcDevice, p->dstDevice});
+    return CUDA_SUCCESS;
+  };
   a.graph_memset_node_get_params = [](CUgraphNode n, CUDA_MEMSET_NODE_PARAMS* p) {
     *p = CUDA_MEMSET_NODE_PARAMS{};
     p->value = 7;
@@ -746,6 +755,25 @@ TEST_F(RunExecutorStub, ChangedScalarsAreWrittenIntoTheGraphAndPutBackWhenTheRec
   EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").back().args[2], 7u);
   EXPECT_EQ(executor.node_updates(), 4u);
   EXPECT_EQ(sc.summary().iterations_replayed, 3u);
+}
+
+TEST_F(RunExecutorStub, InProgramOrderMovedBuffersArePatchedIntoCopyAndMemsetNodes) {
+  ReplayPlan plan = run_plan_;
+  plan.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
+  plan.ops[1].copy.src = kOther;
+  const auto segments = segments_of(plan);
+  GraphExecutor executor(api_, plan, segments, Backend::Graph);
+  ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
+  EXPECT_EQ(sc.on_call(kernel_call(42)), Action::Deferred);
+  EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoD, kOther + 512, kBuffer + 256, 256}), Action::Deferred);
+  EXPECT_EQ(sc.on_call(MemsetCall{kBuffer + 1024, 7, 4, plan.ops[2].memset.width, 1, 0}), Action::Deferred);
+  const auto copy = calls_named("cuGraphExecMemcpyNodeSetParams");
+  ASSERT_EQ(copy.size(), 1u);
+  EXPECT_EQ(copy[0].args[2], kOther + 512);
+  EXPECT_EQ(copy[0].args[3], kBuffer + 256);
+  ASSERT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").size(), 1u);
+  EXPECT_EQ(names(g_log.size() - 1), (std::vector<std::string>{"cuGraphLaunch"}));
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
 }
 
 TEST_F(RunExecutorStub, AFallBackIssuesTheProgramsOwnArguments) {

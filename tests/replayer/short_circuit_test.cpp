@@ -134,6 +134,16 @@ TEST_F(ShortCircuitTest, AMismatchIssuesTheDeferredCallsInOrderThenRunsEagerly) 
   EXPECT_EQ(executor_.log.size(), 2u);
 }
 
+TEST_F(ShortCircuitTest, AMismatchRightAfterTheFirstOpIsAFalseStartNotAFallBack) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
+  EXPECT_EQ(sc.on_call(kernel()), Action::Deferred);
+  EXPECT_EQ(sc.on_call(memset()), Action::Run);  // the program is elsewhere: not the recorded iteration
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel"}));
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
+  EXPECT_EQ(sc.summary().false_starts, 1u);
+  EXPECT_NE(sc.summary_text().find("0 fall-back(s), 1 false start(s)"), std::string::npos) << sc.summary_text();
+}
+
 TEST_F(ShortCircuitTest, LookingAtResultsMidSegmentFallsBack) {
   ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   sc.on_call(kernel());

@@ -45,6 +45,7 @@ struct ArgPatch {
   std::vector<std::uint8_t> bytes;
 };
 inline constexpr std::uint32_t kMemsetDestination = 8;
+inline constexpr std::uint32_t kCopySource = 0, kCopyDestination = 8;  // a device-to-device copy's ends
 
 struct CallCheck {
   bool matches = false;
@@ -66,8 +67,9 @@ enum class ArgumentRule { SameAddresses, AnyBytes };
 
 CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer,
                             ArgumentRule rule = ArgumentRule::SameAddresses);
-// Under ArgumentRule::AnyBytes the device end of a host copy (which the program runs itself) and
-// the destination of a memset (a patch) may change too.
+// Under ArgumentRule::AnyBytes device addresses may change too: a host copy's device end (the
+// program runs the copy itself), a memset's destination and a device-to-device copy's ends
+// (patches).
 CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
 CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
 

@@ -39,6 +39,10 @@ namespace nimble::replayer {
     PFN_cuGraphMemsetNodeGetParams_v10000)                                              \
   X(graph_exec_memset_node_set_params, "cuGraphExecMemsetNodeSetParams", 10020,         \
     PFN_cuGraphExecMemsetNodeSetParams_v10020)                                          \
+  X(graph_memcpy_node_get_params, "cuGraphMemcpyNodeGetParams", 10000,                  \
+    PFN_cuGraphMemcpyNodeGetParams_v10000)                                              \
+  X(graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams", 10020,         \
+    PFN_cuGraphExecMemcpyNodeSetParams_v10020)                                          \
   X(ctx_get_current, "cuCtxGetCurrent", 4000, PFN_cuCtxGetCurrent_v4000)                \
   X(pointer_get_attribute, "cuPointerGetAttribute", 4000, PFN_cuPointerGetAttribute_v4000) \
   X(launch_kernel, "cuLaunchKernel", 4000, PFN_cuLaunchKernel_v4000)                    \

@@ -52,8 +52,8 @@ class Replayer {
   CUgraphExec instantiate(Backend backend, std::size_t* nodes = nullptr);
 
   // The graph of ops [begin, end) alone (dependencies on earlier ops are left to the stream the
-  // graph is launched on), and the graph node of each of its kernels and memsets, so their
-  // parameters can be changed in the exec (`op_nodes[i - begin]`; null for other ops).
+  // graph is launched on), and the graph node of each of its kernels, memsets and device-to-device
+  // copies, so their parameters can be changed in the exec (`op_nodes[i - begin]`; else null).
   struct RangeGraph {
     CUgraphExec exec = nullptr;
     std::vector<CUgraphNode> op_nodes;
@@ -66,7 +66,24 @@ class Replayer {
   // value, anything else as recorded.
   void issue_kernel(std::size_t op, CUstream stream, const std::vector<std::uint8_t>& args);
   void issue_memset(std::size_t op, CUstream stream, std::uint64_t dst, std::uint32_t value);
-  void issue_recorded(std::size_t op, CUstream stream) { issue(op, stream); }
+  void issue_copy(std::size_t op, CUstream stream, std::uint64_t src, std::uint64_t dst);
+
+  // For as long as it lives, kernel op `op`'s dynamic shared memory limit is at least what the
+  // recorded launch needs (launching it, or changing its graph node, checks against the limit,
+  // which the program's library may have lowered since); then the program's value is put back.
+  class SharedMemoryGuard {
+   public:
+    SharedMemoryGuard(const Replayer& replayer, std::size_t op);
+    ~SharedMemoryGuard();
+    SharedMemoryGuard(const SharedMemoryGuard&) = delete;
+    SharedMemoryGuard& operator=(const SharedMemoryGuard&) = delete;
+
+   private:
+    const Replayer& replayer_;
+    std::size_t op_;
+    int original_ = 0;
+    bool raised_ = false;
+  };
 
  private:
   struct CallOverride {
@@ -74,6 +91,8 @@ class Replayer {
     std::uint64_t memset_dst = 0;
     std::uint32_t memset_value = 0;
     bool memset = false;
+    std::uint64_t copy_src = 0, copy_dst = 0;
+    bool copy = false;
   };
   void issue(std::size_t op, CUstream stream, const CallOverride& call);
   void issue(std::size_t op, CUstream stream) { issue(op, stream, CallOverride()); }

@@ -31,6 +31,7 @@ class GraphExecutor : public Executor {
  private:
   void update_kernel(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
   void update_memset(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
+  void update_copy(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
 
   const DriverApi& api_;
   const ReplayPlan& plan_;

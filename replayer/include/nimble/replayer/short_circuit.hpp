@@ -57,6 +57,9 @@ struct ShortCircuitSummary {
   std::size_t segments_launched = 0;
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
+  // A call matched the recording's first op, the next did not: the same call also occurs
+  // elsewhere in the program. Not counted among the fall-backs.
+  std::size_t false_starts = 0;
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
 };
 
@@ -86,13 +89,14 @@ class ShortCircuit {
   CallCheck check(const GpuCall& call);
   Action try_arm(const GpuCall& call);
   Action accept(const GpuCall& call, std::size_t op);
-  void fall_back(const std::string& reason);
+  void fall_back(const std::string& reason, bool false_start = false);
   void launch_ready_segments();
 
   Executor& executor_;
   IterationMatcher matcher_;
   std::vector<Segment> segments_;
   std::size_t next_segment_ = 0;     // the first segment not launched in this iteration
+  std::size_t matched_ = 0;          // calls matched in this iteration
   struct Deferred {
     std::size_t op;
     GpuCall call;
