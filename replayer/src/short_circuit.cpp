@@ -55,7 +55,8 @@ Action ShortCircuit::on_call(const GpuCall& call) {
   const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
-    fall_back(result.mismatch, /*false_start=*/matched_ == 1);
+    // Only the first op matched and it is still held back: the call occurs elsewhere too.
+    fall_back(result.mismatch, /*false_start=*/matched_ == 1 && deferred_.size() == 1 && next_segment_ == 0);
     return try_arm(call);  // the recorded iteration may start again right here
   }
   return accept(call, op);

@@ -57,8 +57,8 @@ struct ShortCircuitSummary {
   std::size_t segments_launched = 0;
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
-  // A call matched the recording's first op, the next did not: the same call also occurs
-  // elsewhere in the program. Not counted among the fall-backs.
+  // A call matched the recording's first op and is still held back, the next did not match:
+  // the same call also occurs elsewhere in the program. Not counted among the fall-backs.
   std::size_t false_starts = 0;
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
 };
