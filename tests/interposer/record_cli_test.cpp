@@ -108,6 +108,29 @@ TEST(BenchCommand, FakeDriverLacksReplayFunctions) {
   EXPECT_NE(r.output.find("critical path"), std::string::npos) << r.output;
 }
 
+// nimble run on the probe (its iteration uses three streams): recorded and scheduled, then replay
+// is refused with the reason, and the program runs to its end as it is.
+TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsItIs) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                       "--iteration", "1", "-o", out, "--", probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  EXPECT_NE(r.output.find("nimble run: not replaying: the iteration used 3 streams"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("The program runs as it is."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was replayed"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.run.json"));
+}
+
+TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "run", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"--piece", "--max-streams", "mismatch", "TRACE.run.json", "caching allocator"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << " in " << r.output;
+  }
+}
+
 TEST(BenchCommand, ResultsOfAnEarlierRunAreNotShownAsThisRunsResults) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/trace.json";
