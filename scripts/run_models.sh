@@ -37,6 +37,7 @@ mkdir -p "$results"
 csv="$results/run-results.csv"
 [ -f "$csv" ] || echo "mode,model,batch,plain_ms,nimble_ms,speedup,equal,replayed,fallbacks" > "$csv"
 deadline=$(( $(date +%s) + ${DEADLINE:-100000} ))
+pin="taskset -c 2-5"; command -v taskset > /dev/null || pin=""  # both runs on the same cores
 if [ "${RANGE:-profiler}" = auto ]; then
   range_args=(--capture-range auto)
 else
@@ -46,12 +47,22 @@ fi
 failures=0
 
 # run_pair NAME EXTRA_ARGS...: one plain run and one nimble run; echoes "plain_ms nimble_ms equal replayed fallbacks".
+# The order alternates with the pair number (odd: plain first), so drift over time cancels.
 run_pair() {
-  local tag=$1; shift
+  local tag=$1 order=$2; shift 2
   local log="$results/$tag"
-  python3 scripts/gpu/run_model.py "$@" > "$log.plain.log" 2> "$log.plain.err" || { echo "FAILED plain"; return 1; }
-  "$nimble" run "${range_args[@]}" -o "$log.trace.json" -- python3 scripts/gpu/run_model.py "$@" > "$log.nimble.log" 2> "$log.nimble.err" \
-    || { echo "FAILED nimble"; return 1; }
+  plain() { $pin python3 scripts/gpu/run_model.py "$@" > "$log.plain.log" 2> "$log.plain.err"; }
+  under_nimble() {
+    $pin "$nimble" run "${range_args[@]}" -o "$log.trace.json" -- python3 scripts/gpu/run_model.py "$@" \
+      > "$log.nimble.log" 2> "$log.nimble.err"
+  }
+  if [ "$order" = plain-first ]; then
+    plain "$@" || { echo "FAILED plain"; return 1; }
+    under_nimble "$@" || { echo "FAILED nimble"; return 1; }
+  else
+    under_nimble "$@" || { echo "FAILED nimble"; return 1; }
+    plain "$@" || { echo "FAILED plain"; return 1; }
+  fi
   local equal=yes
   diff <(grep -E '^(iteration|weights) ' "$log.plain.log") <(grep -E '^(iteration|weights) ' "$log.nimble.log") \
     > "$log.diff" || equal=no
@@ -82,7 +93,8 @@ for model in "${models[@]}"; do
   pairs=1; [ "$mode" = speed ] && pairs=${PAIRS:-2}
   for ((p = 1; p <= pairs; ++p)); do
     echo "run_models: $mode $model (pair $p/$pairs)..."
-    line=$(export "${envs[@]}"; run_pair "$mode-$model-$p" "${args[@]}")
+    order=plain-first; ((p % 2 == 0)) && order=nimble-first
+    line=$(export "${envs[@]}"; run_pair "$mode-$model-$p" "$order" "${args[@]}")
     echo "  $line"
     read -r plain_ms nimble_ms equal replayed fallbacks <<< "$line"
     if [ "$plain_ms" = FAILED ]; then failures=$((failures + 1)); continue; fi
@@ -94,5 +106,25 @@ for model in "${models[@]}"; do
     fi
   done
 done
+# Per model: the median of its pairs' ratios; then their geometric mean.
+python3 - "$csv" "$mode" > "$results/run-summary-$mode.md" <<'PY'
+import csv, math, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["mode"] == sys.argv[2]]
+models = list(dict.fromkeys(r["model"] for r in rows))
+print("| model | pairs | plain ms (median) | nimble run ms (median) | speedup (median of pairs) | replayed | fall-backs |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+ratios = []
+for m in models:
+    rs = [r for r in rows if r["model"] == m]
+    ratio = statistics.median(float(r["speedup"]) for r in rs)
+    ratios.append(ratio)
+    print(f'| {m} | {len(rs)} | {statistics.median(float(r["plain_ms"]) for r in rs):.2f} | '
+          f'{statistics.median(float(r["nimble_ms"]) for r in rs):.2f} | {ratio:.2f}x | '
+          f'{"/".join(r["replayed"] for r in rs)} | {"/".join(r["fallbacks"] for r in rs)} |')
+if ratios:
+    print(f"\ngeometric mean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}x, "
+          f"lowest {min(ratios):.2f}x ({models[ratios.index(min(ratios))]})")
+PY
+cat "$results/run-summary-$mode.md"
 echo "run_models: done, $failures failure(s); $csv"
 exit $((failures > 0))

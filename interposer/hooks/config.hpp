@@ -28,7 +28,9 @@ struct Config {
   // NIMBLE_RUN=1 (`nimble run`): after the recorded iteration, later ones that match it are
   // launched as CUDA graphs instead of call by call (docs/replay.md, "nimble run").
   bool run = false;
-  int run_piece = 64;          // NIMBLE_RUN_PIECE: at most this many ops per launched piece (0: whole segments)
+  // NIMBLE_RUN_PIECE: at most this many ops per launched graph (0: whole segments). Small pieces
+  // let the GPU run while the program issues the rest (docs/benchmarks/run-h100 has the numbers).
+  int run_piece = 8;
   // NIMBLE_RUN_MAX_STREAMS: streams inside the graphs. 1 (default): the program's order, and any
   // argument may change between iterations; more: the schedule's concurrency, but then device
   // addresses must stay as recorded (stale bytes in framework structs often break that).

@@ -153,7 +153,7 @@ void start_short_circuit(trace::Trace trace) {
   g_running.store(true, std::memory_order_relaxed);
 }
 
-bool short_circuit_takes(CUstream stream, StreamVariant variant, const replayer::GpuCall* call) {
+bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCall* call) {
   if (!g_run) return false;
   std::lock_guard<std::mutex> lock(g_run->mu);
   if (!running()) return false;
@@ -173,7 +173,7 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, const replayer:
       sc.on_host_visible_point("issued work on another stream");
       return false;
     }
-    return sc.on_call(*call) == replayer::Action::Deferred;
+    return sc.on_call(std::move(*call)) == replayer::Action::Deferred;
   } catch (const std::exception& e) {
     // Issuing deferred calls failed: the driver is in trouble; say so loudly and stop.
     g_running.store(false, std::memory_order_relaxed);

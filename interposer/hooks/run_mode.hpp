@@ -17,7 +17,8 @@ void start_short_circuit(trace::Trace trace);
 
 // A GPU task of the program; `call` is null for a task nimble run does not replay. True when
 // nimble has taken the call (it launches it as part of a graph): the caller must not run it.
-bool short_circuit_takes(CUstream stream, StreamVariant variant, const replayer::GpuCall* call);
+// The call's bytes may be moved from.
+bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCall* call);
 
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.

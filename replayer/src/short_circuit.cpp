@@ -34,7 +34,7 @@ CallCheck ShortCircuit::check(const GpuCall& call) {
   return std::visit([&](const auto& c) { return matcher_.next(c); }, call);
 }
 
-Action ShortCircuit::try_arm(const GpuCall& call) {
+Action ShortCircuit::try_arm(GpuCall&& call) {
   if (stopped_) return Action::Run;
   matcher_.reset();
   next_segment_ = 0;
@@ -42,28 +42,28 @@ Action ShortCircuit::try_arm(const GpuCall& call) {
   const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
-  return accept(call, op);
+  return accept(std::move(call), op);
 }
 
-Action ShortCircuit::on_call(const GpuCall& call) {
-  if (!armed_) return try_arm(call);
+Action ShortCircuit::on_call(GpuCall call) {
+  if (!armed_) return try_arm(std::move(call));
   if (matcher_.complete()) {  // the iteration before was replayed whole: does another begin?
     ++summary_.iterations_replayed;
     armed_ = false;
-    return try_arm(call);
+    return try_arm(std::move(call));
   }
   const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
     // Only the first op matched and it is still held back: the call occurs elsewhere too.
     fall_back(result.mismatch, /*false_start=*/matched_ == 1 && deferred_.size() == 1 && next_segment_ == 0);
-    return try_arm(call);  // the recorded iteration may start again right here
+    return try_arm(std::move(call));  // the recorded iteration may start again right here
   }
-  return accept(call, op);
+  return accept(std::move(call), op);
 }
 
 // `call` matched recorded op `op`.
-Action ShortCircuit::accept(const GpuCall& call, std::size_t op) {
+Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   ++matched_;
   Action action = Action::Deferred;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
@@ -73,7 +73,7 @@ Action ShortCircuit::accept(const GpuCall& call, std::size_t op) {
     action = Action::Run;
     ++summary_.host_copies;
   } else {
-    deferred_.push_back({op, call});
+    deferred_.push_back({op, std::move(call)});
     ++summary_.calls_deferred;
   }
   launch_ready_segments();

@@ -69,7 +69,7 @@ class ShortCircuit {
                Executor& executor, ArgumentRule rule = ArgumentRule::SameAddresses);
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
-  Action on_call(const GpuCall& call);
+  Action on_call(GpuCall call);
   // The program is about to look at results (a sync, an event query, a host callback): whatever
   // is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
   // elsewhere it falls back.
@@ -87,8 +87,8 @@ class ShortCircuit {
 
  private:
   CallCheck check(const GpuCall& call);
-  Action try_arm(const GpuCall& call);
-  Action accept(const GpuCall& call, std::size_t op);
+  Action try_arm(GpuCall&& call);
+  Action accept(GpuCall&& call, std::size_t op);
   void fall_back(const std::string& reason, bool false_start = false);
   void launch_ready_segments();
 
