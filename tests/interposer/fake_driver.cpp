@@ -11,17 +11,18 @@
 #include <string>
 #include <vector>
 
+#include "fake_driver.hpp"
+
 namespace {
 
 std::mutex g_mu;
 std::string g_last_call;
+std::map<std::string, int> g_counts;
 std::uint64_t g_next_address = 0x7f0000000000ULL;
 std::uint64_t g_next_handle = 0x1000;
 
-void called(const char* name) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_last_call = name;
-}
+using fake::called;
+using fake::Entry;
 
 // Fake kernels: a CUfunction is a pointer to one of these.
 struct FakeKernel {
@@ -34,10 +35,21 @@ FakeKernel g_noargs{"noargs_kernel", {}};
 
 }  // namespace
 
+void fake::called(const char* name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_last_call = name;
+  ++g_counts[name];
+}
+
 extern "C" {
 
 // Test helpers (not part of the driver API).
 const char* fake_driver_last_call() { return g_last_call.c_str(); }
+int fake_driver_count(const char* name) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_counts.find(name);
+  return it == g_counts.end() ? 0 : it->second;
+}
 CUfunction fake_driver_function(const char* which) {
   if (std::strcmp(which, "scale") == 0) return reinterpret_cast<CUfunction>(&g_scale);
   if (std::strcmp(which, "fill") == 0) return reinterpret_cast<CUfunction>(&g_fill);
@@ -75,8 +87,8 @@ void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launc
 
 #define FAKE_LAUNCH(name)                                                                      \
   CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
-                CUstream, void**, void**) {                                                    \
-    called(#name);                                                                             \
+                CUstream s, void**, void**) {                                                  \
+    called(s && fake::capturing(s) ? "captured" : #name);                                      \
     return CUDA_SUCCESS;                                                                       \
   }
 FAKE_LAUNCH(cuLaunchKernel)
@@ -102,8 +114,8 @@ CUresult cuMemcpyDtoHAsync_v2(void*, CUdeviceptr, size_t, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t) { called("cuMemcpyDtoH_v2"); return CUDA_SUCCESS; }
-CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream) {
-  called("cuMemsetD32Async");
+CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream s) {
+  called(s && fake::capturing(s) ? "captured" : "cuMemsetD32Async");
   return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void* out, CUpointer_attribute, CUdeviceptr p) {
@@ -142,13 +154,6 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint
 CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
   return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
 }
-
-struct Entry {
-  const char* name;
-  int version;
-  bool per_thread;
-  void* fn;
-};
 
 #define E(name, version, pt, fn) {name, version, pt, reinterpret_cast<void*>(&fn)}
 const Entry kEntries[] = {
@@ -189,7 +194,11 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint
   const Entry* best = nullptr;
   const Entry* best_pt = nullptr;
   bool found_name = false;
-  for (const Entry& e : kEntries) {
+  std::size_t graph_count = 0;
+  const Entry* graphs = fake::graph_entries(&graph_count);
+  std::vector<Entry> all(std::begin(kEntries), std::end(kEntries));
+  all.insert(all.end(), graphs, graphs + graph_count);
+  for (const Entry& e : all) {
     if (std::strcmp(e.name, symbol) != 0) continue;
     found_name = true;
     if (e.version > version) continue;

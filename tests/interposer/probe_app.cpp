@@ -19,6 +19,7 @@
 extern "C" const char* fake_driver_last_call();
 extern "C" CUfunction fake_driver_function(const char* which);
 extern "C" void* fake_driver_direct_launch();
+extern "C" int fake_driver_count(const char* name);
 
 namespace {
 
@@ -167,6 +168,39 @@ int fork_child_does_not_write() {
   return 0;
 }
 
+// A single-stream loop for `nimble run`: each iteration copies fresh host data in, launches a
+// kernel whose scalar argument changes every time, a memset whose value changes, a second kernel,
+// copies the result out and synchronises; iteration 1 is bracketed by cuProfilerStart/Stop. With
+// `change_at`, that iteration's second kernel has another grid (a mismatch mid-iteration). Prints
+// how many launches reached the driver as work, as graph nodes, and as graph launches.
+int loop(int iterations, int change_at) {
+  CUfunction scale = fake_driver_function("scale");
+  CUfunction fill = fake_driver_function("fill");
+  CUdeviceptr a, b;
+  cuMemAlloc(&a, 1024);
+  cuMemAlloc(&b, 1024);
+  static float host[256];
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    int n = 100 + i;  // a scalar that changes every iteration
+    cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    cuMemsetD32Async(b, static_cast<unsigned>(i), 16, nullptr);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, i == change_at ? 4 : 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("kernels_run=%d memsets_run=%d captured=%d graph_launches=%d node_updates=%d\n",
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuMemsetD32Async"),
+              fake_driver_count("captured"), fake_driver_count("cuGraphLaunch"),
+              fake_driver_count("cuGraphExecKernelNodeSetParams") + fake_driver_count("cuGraphExecMemsetNodeSetParams"));
+  return 0;
+}
+
 // Nanoseconds per cuLaunchKernel through nimble's exported wrapper and straight to the driver.
 int bench() {
   using Clock = std::chrono::steady_clock;
@@ -198,6 +232,8 @@ int main(int argc, char** argv) {
   if (mode == "exit-open") return exit_while_open();
   if (mode == "fork") return fork_child_does_not_write();
   if (mode == "bench") return bench();
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench\n");
+  if (mode == "loop") return loop(8, -1);
+  if (mode == "loop-change") return loop(8, 5);
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change\n");
   return 2;
 }

@@ -1,0 +1,121 @@
+// `nimble run` end to end with the fake driver: refusals, and the whole in-process path (hooks,
+// short-circuit, graphs, node updates, fall-back) on a single-stream loop, counted by the fake
+// driver (launches as work, as captured graph nodes, graph launches).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace nimble::test {
+namespace {
+
+std::vector<std::string> fake_driver_env(bool graphs) {
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"};
+  if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
+  return env;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// The probe's "kernels_run=K ..." line as numbers.
+std::map<std::string, int> counts(const std::string& output) {
+  std::map<std::string, int> out;
+  const auto at = output.find("kernels_run=");
+  if (at == std::string::npos) return out;
+  std::istringstream line(output.substr(at, output.find('\n', at) - at));
+  std::string field;
+  while (line >> field) {
+    const auto eq = field.find('=');
+    out[field.substr(0, eq)] = std::stoi(field.substr(eq + 1));
+  }
+  return out;
+}
+
+RunResult nimble_run(const std::string& out, const std::string& mode, bool graphs = true) {
+  return run_with_env(fake_driver_env(graphs), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration",
+                                                "1", "-o", out, "--", probe_path(), mode});
+}
+
+// `nimble run` on a probe loop that completed: its output, its summary file and the driver counts.
+struct Loop {
+  RunResult result;
+  nlohmann::json summary;
+  std::map<std::string, int> counts;
+};
+
+Loop run_loop(const std::string& mode) {
+  const std::string dir = temp_dir();
+  Loop loop{nimble_run(dir + "/trace.json", mode), read_json(dir + "/trace.run.json"), {}};
+  loop.counts = counts(loop.result.output);
+  EXPECT_EQ(loop.result.exit_code, 0) << loop.result.output;
+  EXPECT_TRUE(loop.summary.is_object()) << loop.result.output;
+  EXPECT_FALSE(loop.counts.empty()) << loop.result.output;
+  return loop;
+}
+
+TEST(RunCommand, LaterIterationsRunAsGraphsWithThisIterationsScalars) {
+  const auto [r, summary, c] = run_loop("loop");
+  if (HasFailure()) return;
+  // Iteration 0 runs before the recording, iteration 1 is recorded, 2..7 are replayed.
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2);
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  EXPECT_EQ(summary.value("host_copies_run_in_place", 0), 12);  // the program's own HtoD and DtoH
+  EXPECT_EQ(c.at("kernels_run"), 4) << r.output;   // 2 kernels x iterations 0 and 1 only
+  EXPECT_EQ(c.at("memsets_run"), 2) << r.output;
+  EXPECT_EQ(c.at("graph_launches"), 6) << r.output;  // one graph per replayed iteration (3 ops < a piece of 8)
+  EXPECT_EQ(c.at("captured"), 3) << r.output;        // built once: scale, memset, fill
+  // The scalar and the memset value change every iteration: both nodes updated each time.
+  EXPECT_EQ(c.at("node_updates"), 12) << r.output;
+  EXPECT_EQ(summary.value("graph_node_updates", 0), 12);
+  EXPECT_NE(r.output.find("nimble run: 6 iteration(s) replayed"), std::string::npos) << r.output;
+}
+
+TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
+  const auto [r, summary, c] = run_loop("loop-change");
+  if (HasFailure()) return;
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 5) << summary.dump(2);  // 2, 3, 4, 6, 7
+  ASSERT_EQ(summary["fallbacks"].size(), 1u) << summary.dump(2);
+  EXPECT_NE(summary["fallbacks"][0].value("reason", "").find("launch shape changed: grid 2x1x1 -> 4x1x1"), std::string::npos)
+      << summary.dump(2);
+  // Iteration 5: scale and the memset were held back, then issued in order, then fill ran itself.
+  EXPECT_EQ(c.at("kernels_run"), 4 + 2) << r.output;
+  EXPECT_EQ(c.at("memsets_run"), 2 + 1) << r.output;
+  EXPECT_EQ(c.at("graph_launches"), 5) << r.output;
+}
+
+// nimble run on the probe (its iteration uses three streams): recorded and scheduled, then replay
+// is refused with the reason, and the program runs to its end as it is.
+TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsItIs) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  const RunResult r = run_with_env(fake_driver_env(false), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                       "--iteration", "1", "-o", out, "--", probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  EXPECT_NE(r.output.find("nimble run: not replaying: the iteration used 3 streams"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("The program runs as it is."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was replayed"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.run.json"));
+}
+
+TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "run", "--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"--piece", "--max-streams", "mismatch", "TRACE.run.json", "caching allocator"}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << " in " << r.output;
+  }
+}
+
+
+}  // namespace
+}  // namespace nimble::test
