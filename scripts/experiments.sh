@@ -7,6 +7,9 @@
 #   scripts/experiments.sh infer [MODEL ...]     batch-1 inference (default: the ten-model set)
 #   scripts/experiments.sh train [MODEL ...]     training step at each of TRAIN_BATCHES
 #   scripts/experiments.sh report                only rebuild the tables and charts from $OUT/runs
+#   scripts/experiments.sh run [MODEL ...]       the in-process short-circuit: plain eager vs `nimble run`
+#                                                of the same loop, pairs of processes (scripts/run_models.sh
+#                                                speed; results in $OUT/inprocess)
 #
 # Environment: OUT (/tmp/nimble-experiments), NIMBLE_BUILD_DIR (build-gpu: bin/nimble and
 # lib/libnimble.so), ALLOCATORS ("async": PyTorch's cudaMallocAsync backend; add "caching" for
@@ -37,7 +40,8 @@ case "$mode" in
     for m in "${models[@]}"; do for b in ${TRAIN_BATCHES:-32 64 128}; do
       for a in ${ALLOCATORS:-async}; do runs+=("train $m $b $a"); done; done; done ;;
   report) ;;
-  *) echo "usage: scripts/experiments.sh infer|train|report [MODEL ...]" >&2; exit 2 ;;
+  run) NIMBLE=$BUILD/bin/nimble RESULTS=$OUT/inprocess exec scripts/run_models.sh speed "$@" ;;
+  *) echo "usage: scripts/experiments.sh infer|train|report|run [MODEL ...]" >&2; exit 2 ;;
 esac
 
 i=0

@@ -109,7 +109,8 @@ def markdown(rows, env):
            "measurement (CUDA events). Inference at batch 1; training = CIFAR-shaped step (32x32 input, cross-entropy, SGD "
            "momentum). 'async' = PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync. Speedups are over PyTorch "
            "eager unless named; higher is better. GPU busy = sum of the iteration's GPU task times / eager "
-           "iteration time. nimble in-process short-circuit: not built yet (issue 4), so no column.",
+           "iteration time. The in-process short-circuit (nimble run) is measured apart, process against process "
+           "(scripts/experiments.sh run; docs/benchmarks/run-h100).",
            "",
            "| mode | model | batch | alloc | eager ms | CUDA graph ms | nimble 1 stream ms | nimble streams ms | "
            "CUDA graph | nimble 1 stream | nimble streams | streams vs CUDA graph | width | streams / waits | "
