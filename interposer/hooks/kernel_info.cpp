@@ -167,10 +167,4 @@ std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
   return out;
 }
 
-std::string hex_address(std::uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
-  return buf;
-}
-
 }  // namespace nimble::hooks

@@ -3,6 +3,8 @@
 // handle is a CUkernel passed where a CUfunction is expected), and its module or library.
 #pragma once
 
+#include "nimble/trace/trace.hpp"
+
 #include <cuda.h>
 
 #include <cstdint>
@@ -38,6 +40,6 @@ std::optional<std::vector<std::uint8_t>> gather_arguments(const KernelInfo& info
                                                           void** extra);
 
 std::string to_hex(const std::uint8_t* bytes, std::size_t size);
-std::string hex_address(std::uint64_t value);  // "0x7f12..."
+using trace::hex_address;  // "0x7f12...", as trace files spell addresses
 
 }  // namespace nimble::hooks
