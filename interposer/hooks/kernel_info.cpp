@@ -2,7 +2,6 @@
 
 #include <cxxabi.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
