@@ -52,8 +52,8 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   // structs whose unused fields hold stale stack bytes, which can look like a device address in
   // one call and not in the next. The kernel cannot be dereferencing such a value, so launching
   // the program's bytes does what the program does. Another address is other memory: mismatch.
-  for (std::uint32_t p : addresses_matter ? k.pointer_offsets : std::vector<std::uint32_t>{}) {
-    if (same(k.args, call.args, p, p + 8)) continue;
+  for (std::uint32_t p : k.pointer_offsets) {
+    if (!addresses_matter || same(k.args, call.args, p, p + 8)) continue;
     if (!is_device_pointer || is_device_pointer(word_at(call.args, p))) {
       return mismatch(recorded, "pointer argument at byte " + std::to_string(p) + " changed: " +
                                     trace::hex_address(word_at(k.args, p)) + " -> " +

@@ -14,14 +14,6 @@ std::vector<std::uint8_t> patched(std::vector<std::uint8_t> bytes, const std::ve
   return bytes;
 }
 
-// A memset node's changeable parameters as bytes: value at 0, destination at kMemsetDestination.
-std::vector<std::uint8_t> memset_bytes(const MemsetOp& m) {
-  std::vector<std::uint8_t> bytes(kMemsetDestination + 8);
-  std::memcpy(bytes.data(), &m.value, 4);
-  std::memcpy(bytes.data() + kMemsetDestination, &m.dst, 8);
-  return bytes;
-}
-
 }  // namespace
 
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
@@ -51,93 +43,86 @@ std::size_t GraphExecutor::graphs() const {
   return n;
 }
 
-void GraphExecutor::update_kernel(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
-  const KernelOp& k = plan_.ops[op].kernel;
-  std::vector<std::uint8_t> wanted = patched(k.args, patches);
-  const std::vector<std::uint8_t>& holds = in_exec_[op].empty() ? k.args : in_exec_[op];
-  if (wanted == holds) return;
-  if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(plan_.ops[op]) + " to change its arguments in");
-  CUDA_KERNEL_NODE_PARAMS params{};
-  check(api_, api_.graph_kernel_node_get_params(node_of_[op], &params), "cuGraphKernelNodeGetParams for " + describe_op(plan_.ops[op]));
-  std::vector<void*> pointers;
-  for (std::uint32_t offset : k.param_offsets) pointers.push_back(wanted.data() + offset);
-  std::size_t size = wanted.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, wanted.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  params.kernelParams = pointers.empty() ? nullptr : pointers.data();
-  params.extra = pointers.empty() ? extra : nullptr;
-  // The driver copies the argument bytes here, so `wanted` may go once this returns. It also
-  // checks the launch against the kernel's current limits, which cuDNN lowers between calls.
-  Replayer::SharedMemoryGuard limit(replayer_, op);
-  check(api_, api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params),
-        "cuGraphExecKernelNodeSetParams for " + describe_op(plan_.ops[op]));
-  ++node_updates_;
-  if (wanted == k.args) {
-    in_exec_[op].clear();
-  } else {
-    in_exec_[op] = std::move(wanted);
-  }
-}
-
-void GraphExecutor::update_memset(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
-  const MemsetOp& m = plan_.ops[op].memset;
-  const std::vector<std::uint8_t> recorded = memset_bytes(m);
-  std::vector<std::uint8_t> wanted = patched(recorded, patches);
-  const std::vector<std::uint8_t>& holds = in_exec_[op].empty() ? recorded : in_exec_[op];
-  if (wanted == holds) return;
-  if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(plan_.ops[op]) + " to change its value in");
-  CUDA_MEMSET_NODE_PARAMS params{};
-  check(api_, api_.graph_memset_node_get_params(node_of_[op], &params), "cuGraphMemsetNodeGetParams for " + describe_op(plan_.ops[op]));
-  std::memcpy(&params.value, wanted.data(), 4);
-  std::memcpy(&params.dst, wanted.data() + kMemsetDestination, 8);
-  check(api_, api_.graph_exec_memset_node_set_params(exec, node_of_[op], &params, context_),
-        "cuGraphExecMemsetNodeSetParams for " + describe_op(plan_.ops[op]));
-  ++node_updates_;
-  if (wanted == recorded) {
-    in_exec_[op].clear();
-  } else {
-    in_exec_[op] = std::move(wanted);
-  }
-}
-
-// A device-to-device copy's ends, laid out as its patches are (kCopySource, kCopyDestination).
-std::vector<std::uint8_t> copy_ends(const CopyOp& c) {
+// The changeable parameters of op `op` as recorded, laid out as its patches are: a kernel's
+// argument bytes; a memset's value and destination; a device-to-device copy's two ends.
+std::vector<std::uint8_t> GraphExecutor::recorded_bytes(std::size_t op) const {
+  const Op& o = plan_.ops[op];
+  if (o.kind == OpKind::Kernel) return o.kernel.args;
   std::vector<std::uint8_t> bytes(16);
-  std::memcpy(bytes.data() + kCopySource, &c.src, 8);
-  std::memcpy(bytes.data() + kCopyDestination, &c.dst, 8);
+  if (o.kind == OpKind::Memset) {
+    std::memcpy(bytes.data(), &o.memset.value, 4);
+    std::memcpy(bytes.data() + kMemsetDestination, &o.memset.dst, 8);
+  } else {
+    std::memcpy(bytes.data() + kCopySource, &o.copy.src, 8);
+    std::memcpy(bytes.data() + kCopyDestination, &o.copy.dst, 8);
+  }
   return bytes;
 }
 
-void GraphExecutor::update_copy(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
-  const std::vector<std::uint8_t> recorded = copy_ends(plan_.ops[op].copy);
+// Writes this iteration's parameters of op `op` into the exec, unless it holds them already, and
+// remembers what it holds (nothing when that is the recording).
+void GraphExecutor::update_node(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
+  const Op& o = plan_.ops[op];
+  const std::vector<std::uint8_t> recorded = recorded_bytes(op);
   std::vector<std::uint8_t> wanted = patched(recorded, patches);
-  const std::vector<std::uint8_t>& holds = in_exec_[op].empty() ? recorded : in_exec_[op];
-  if (wanted == holds) return;
-  if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(plan_.ops[op]) + " to change its addresses in");
-  CUDA_MEMCPY3D params{};
-  check(api_, api_.graph_memcpy_node_get_params(node_of_[op], &params), "cuGraphMemcpyNodeGetParams for " + describe_op(plan_.ops[op]));
-  std::memcpy(&params.srcDevice, wanted.data() + kCopySource, 8);
-  std::memcpy(&params.dstDevice, wanted.data() + kCopyDestination, 8);
-  check(api_, api_.graph_exec_memcpy_node_set_params(exec, node_of_[op], &params, context_),
-        "cuGraphExecMemcpyNodeSetParams for " + describe_op(plan_.ops[op]));
+  if (wanted == (in_exec_[op].empty() ? recorded : in_exec_[op])) return;
+  if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(o) + " to change its parameters in");
+  switch (o.kind) {
+    case OpKind::Kernel: write_kernel_node(op, exec, wanted); break;
+    case OpKind::Memset: write_memset_node(op, exec, wanted); break;
+    case OpKind::Copy: write_copy_node(op, exec, wanted); break;
+    case OpKind::Nop: return;
+  }
   ++node_updates_;
   if (wanted == recorded) {
     in_exec_[op].clear();
   } else {
     in_exec_[op] = std::move(wanted);
   }
+}
+
+void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args) {
+  CUDA_KERNEL_NODE_PARAMS params{};
+  check(api_, api_.graph_kernel_node_get_params(node_of_[op], &params), "cuGraphKernelNodeGetParams for " + describe_op(plan_.ops[op]));
+  std::vector<void*> pointers;
+  for (std::uint32_t offset : plan_.ops[op].kernel.param_offsets) pointers.push_back(args.data() + offset);
+  std::size_t size = args.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  params.kernelParams = pointers.empty() ? nullptr : pointers.data();
+  params.extra = pointers.empty() ? extra : nullptr;
+  // The driver copies the argument bytes here. It also checks the launch against the kernel's
+  // current limits, which cuDNN lowers between calls.
+  Replayer::SharedMemoryGuard limit(replayer_, op);
+  check(api_, api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params),
+        "cuGraphExecKernelNodeSetParams for " + describe_op(plan_.ops[op]));
+}
+
+void GraphExecutor::write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes) {
+  CUDA_MEMSET_NODE_PARAMS params{};
+  check(api_, api_.graph_memset_node_get_params(node_of_[op], &params), "cuGraphMemsetNodeGetParams for " + describe_op(plan_.ops[op]));
+  std::memcpy(&params.value, bytes.data(), 4);
+  std::memcpy(&params.dst, bytes.data() + kMemsetDestination, 8);
+  check(api_, api_.graph_exec_memset_node_set_params(exec, node_of_[op], &params, context_),
+        "cuGraphExecMemsetNodeSetParams for " + describe_op(plan_.ops[op]));
+}
+
+void GraphExecutor::write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes) {
+  CUDA_MEMCPY3D params{};
+  check(api_, api_.graph_memcpy_node_get_params(node_of_[op], &params), "cuGraphMemcpyNodeGetParams for " + describe_op(plan_.ops[op]));
+  std::memcpy(&params.srcDevice, bytes.data() + kCopySource, 8);
+  std::memcpy(&params.dstDevice, bytes.data() + kCopyDestination, 8);
+  check(api_, api_.graph_exec_memcpy_node_set_params(exec, node_of_[op], &params, context_),
+        "cuGraphExecMemcpyNodeSetParams for " + describe_op(plan_.ops[op]));
 }
 
 void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& matched) {
   const Segment& seg = segments_.at(segment);
   const CUgraphExec exec = graphs_.at(segment).exec;
   if (!exec) return;
-  static const std::vector<ArgPatch> none;
   for (std::size_t i = seg.begin; i < seg.end; ++i) {
     const std::vector<ArgPatch>& patches = matched.patches()[i];
     if (patches.empty() && in_exec_[i].empty()) continue;  // the common case: nothing changed
-    if (plan_.ops[i].kind == OpKind::Kernel) update_kernel(i, exec, patches.empty() ? none : patches);
-    if (plan_.ops[i].kind == OpKind::Memset) update_memset(i, exec, patches.empty() ? none : patches);
-    if (plan_.ops[i].kind == OpKind::Copy) update_copy(i, exec, patches.empty() ? none : patches);
+    update_node(i, exec, patches);
   }
   check(api_, api_.graph_launch(exec, stream_), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
                                                     std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");

@@ -29,9 +29,11 @@ class GraphExecutor : public Executor {
   std::size_t node_updates() const { return node_updates_; }
 
  private:
-  void update_kernel(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
-  void update_memset(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
-  void update_copy(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
+  std::vector<std::uint8_t> recorded_bytes(std::size_t op) const;
+  void update_node(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
+  void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
+  void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
+  void write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
 
   const DriverApi& api_;
   const ReplayPlan& plan_;
