@@ -19,15 +19,7 @@
 #include <cmath>
 #include <cstdio>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    const auto status_ = (call);                                                         \
-    if (status_ != 0) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed with %d\n", __FILE__, __LINE__, #call,      \
-                   static_cast<int>(status_));                                           \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
+#include "check_call.hpp"
 
 __global__ void scale(const float* in, float* out, int n, float factor) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

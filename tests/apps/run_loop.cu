@@ -18,15 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    const auto status_ = (call);                                                         \
-    if (status_ != 0) {                                                                  \
-      std::fprintf(stderr, "%s:%d: %s failed with %d\n", __FILE__, __LINE__, #call,      \
-                   static_cast<int>(status_));                                           \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
+#include "check_call.hpp"
 
 __global__ void noise(float* out, int n, unsigned long long seed) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
