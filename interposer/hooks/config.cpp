@@ -82,6 +82,7 @@ Config parse_config(const GetEnv& getenv) {
     }
   }
   if (auto d = get("NIMBLE_DEBUG"); !d.empty() && d != "0") c.debug = true;
+  if (auto t = get("NIMBLE_HOST_TIMES"); !t.empty() && t != "0") c.host_times = true;
 
   if (auto r = get("NIMBLE_RUN"); !r.empty() && r != "0") {
     if (r == "1") {

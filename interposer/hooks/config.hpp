@@ -36,6 +36,8 @@ struct Config {
   // addresses must stay as recorded (stale bytes in framework structs often break that).
   int run_max_streams = 1;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
+  // NIMBLE_HOST_TIMES=1: count intercepted calls and their host time; print the table at exit.
+  bool host_times = false;
   std::vector<std::string> errors;         // problems found; recording stays off if any
 };
 

@@ -12,6 +12,7 @@
 
 #include <atomic>
 
+#include "host_timing.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
 
@@ -92,6 +93,14 @@ struct LibraryHook;
 template <LibraryHookId Id, class R, class... A>
 struct LibraryHook<Id, R (*)(A...)> {
   static R wrapper(A... args) {
+    if (__builtin_expect(host_timing(), 0)) {
+      HostTimer timer(kHookCount + static_cast<std::size_t>(Id));
+      return dispatch(args...);
+    }
+    return dispatch(args...);
+  }
+
+  __attribute__((always_inline)) static R dispatch(A... args) {
     using Fn = R (*)(A...);
     const auto real = reinterpret_cast<Fn>(
         resolve_library_real(Id, reinterpret_cast<void*>(&wrapper)));
@@ -106,6 +115,12 @@ struct LibraryHook<Id, R (*)(A...)> {
 }  // namespace
 
 const char* current_library_call() { return t_library_call; }
+
+std::size_t library_hook_count() { return static_cast<std::size_t>(LibraryHookId::count); }
+
+const char* library_hook_name(std::size_t index) {
+  return index < library_hook_count() ? kLibraryHooks[index].symbol : "?";
+}
 
 // The C signatures of names cublas_api.h also overloads in C++ (with a cudaDataType compute type).
 using CublasGemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t,

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "capture.hpp"
+#include "host_timing.hpp"
 #include "real_driver.hpp"
 #include "signature.hpp"
 
@@ -59,6 +60,7 @@ __attribute__((constructor)) void initialise_recorder() {
   RecorderState& s = state();
   s.config = config_from_environment();
   for (const std::string& error : s.config.errors) log_message(error + "; not recording.");
+  if (s.config.host_times) start_host_timing();
   if (!s.config.record) return;
   s.engine = new deps::Engine();
   s.engine->set_stream_order_policy(*deps::parse_stream_order_policy(s.config.dependencies));

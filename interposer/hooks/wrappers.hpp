@@ -1,5 +1,6 @@
 // The generic wrapper every hook-table entry is stamped from. Idle, it costs one load of the
-// real pointer and one predictable branch; the first call resolves the real function.
+// real pointer and two predictable branches (host timing, mode); the first call resolves the
+// real function.
 #pragma once
 
 #include <atomic>
@@ -7,6 +8,7 @@
 
 #include "handlers.hpp"
 #include "hook_table.hpp"
+#include "host_timing.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
 
@@ -30,6 +32,14 @@ struct Hook<Id, Handler, Funnel, R(CUDAAPI*)(A...)> {
   static constinit inline std::atomic<Pfn> real{&resolve_then_call};
 
   static R CUDAAPI wrapper(A... args) {
+    if (__builtin_expect(host_timing(), 0)) {
+      HostTimer timer(static_cast<std::size_t>(Id));
+      return dispatch(args...);
+    }
+    return dispatch(args...);
+  }
+
+  __attribute__((always_inline)) static R dispatch(A... args) {
     const Pfn fn = real.load(std::memory_order_relaxed);
     if constexpr (std::is_null_pointer_v<decltype(Handler)>) {
       return fn(args...);
