@@ -106,6 +106,11 @@ Config parse_config(const GetEnv& getenv) {
       c.errors.push_back("NIMBLE_RUN_MAX_STREAMS=" + std::string(m) + " is not a number of streams (1 to 1024)");
     }
   }
+  if (auto v = get("NIMBLE_RUN_VARIANTS"); !v.empty()) {
+    if (!parse_positive_int(v, c.run_variants) || c.run_variants > 64) {
+      c.errors.push_back("NIMBLE_RUN_VARIANTS=" + std::string(v) + " is not a number of execs per graph (1 to 64)");
+    }
+  }
   if (auto o = get("NIMBLE_RUN_OUTPUT"); !o.empty()) c.run_output = std::string(o);
 
   if (!c.errors.empty()) c.record = false;

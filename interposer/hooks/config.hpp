@@ -35,6 +35,9 @@ struct Config {
   // argument may change between iterations; more: the schedule's concurrency, but then device
   // addresses must stay as recorded (stale bytes in framework structs often break that).
   int run_max_streams = 1;
+  // NIMBLE_RUN_VARIANTS: execs kept per graph, each holding another set of parameters, so
+  // programs that alternate between buffers need no node writes (run_executor.hpp).
+  int run_variants = 4;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   // NIMBLE_HOST_TIMES=1: count intercepted calls and their host time; print the table at exit.
   bool host_times = false;

@@ -58,6 +58,15 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
   return "";
 }
 
+trace::json graph_stats(const replayer::GraphExecutor::Stats& s) {
+  auto mean_us = [](std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; };
+  return {{"execs", s.execs},
+          {"launches", s.launches},
+          {"launch_us_mean", mean_us(s.launch_ns, s.launches)},
+          {"node_updates", s.node_updates},
+          {"node_update_us_mean", mean_us(s.update_ns, s.node_updates)}};
+}
+
 void write_summary() {
   RunState& r = *g_run;
   const replayer::ShortCircuitSummary& s = r.short_circuit->summary();
@@ -73,7 +82,7 @@ void write_summary() {
                          {"calls_deferred", s.calls_deferred},
                          {"host_copies_run_in_place", s.host_copies},
                          {"false_starts", s.false_starts},
-                         {"graph_node_updates", r.executor->node_updates()},
+                         {"graphs", graph_stats(r.executor->stats())},
                          {"fallbacks", fallbacks}};
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + r.summary_path + ": " + *error);
@@ -128,7 +137,8 @@ void start_short_circuit(trace::Trace trace) {
     run->plan = std::move(*planned.plan);
     run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
     const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
-    run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend);
+    run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend,
+                                                              static_cast<std::size_t>(config().run_variants));
     // One stream keeps the program's order: any argument may change. A schedule over several
     // streams was built from the recorded addresses: they must stay.
     const auto rule = run->plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
@@ -140,7 +150,8 @@ void start_short_circuit(trace::Trace trace) {
                   {"graphs", run->executor->graphs()},
                   {"streams", run->plan.streams},
                   {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
-                  {"piece", config().run_piece}};
+                  {"piece", config().run_piece},
+                  {"variants", config().run_variants}};
   } catch (const std::exception& e) {
     say(std::string("not replaying: ") + e.what() + ". The program runs as it is.");
     return;

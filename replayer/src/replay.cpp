@@ -404,10 +404,18 @@ Replayer::RangeGraph Replayer::build_range(Backend backend, std::size_t begin, s
   }
   check(api_, api_.end_capture(s, &graph), std::string("cuStreamEndCapture (") + backend_name(backend) + ")");
   graphs_.push_back(graph);
+  result.graph = graph;
   check(api_, api_.graph_instantiate(&result.exec, graph, 0),
         std::string("cuGraphInstantiate (") + backend_name(backend) + ")");
   execs_.push_back(result.exec);
   return result;
+}
+
+CUgraphExec Replayer::instantiate_again(CUgraph graph) {
+  CUgraphExec exec = nullptr;
+  check(api_, api_.graph_instantiate(&exec, graph, 0), "cuGraphInstantiate (another exec of a segment)");
+  execs_.push_back(exec);
+  return exec;
 }
 
 }  // namespace nimble::replayer

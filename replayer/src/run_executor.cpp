@@ -1,6 +1,7 @@
 #include "nimble/replayer/run_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -17,9 +18,9 @@ std::vector<std::uint8_t> patched(std::vector<std::uint8_t> bytes, const std::ve
 }  // namespace
 
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
-                             Backend backend)
-    : api_(api), plan_(plan), segments_(segments), replayer_(api, plan), graphs_(segments.size()),
-      node_of_(plan.ops.size(), nullptr), in_exec_(plan.ops.size()) {
+                             Backend backend, std::size_t max_variants)
+    : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
+      replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), node_of_(plan.ops.size(), nullptr) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {
     throw ReplayError("nimble run launches graphs: use the single-stream or the scheduled-streams graph");
   }
@@ -34,6 +35,8 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
     if (!has_work) continue;
     graphs_[s] = replayer_.instantiate_range(backend, seg.begin, seg.end);
     for (std::size_t i = seg.begin; i < seg.end; ++i) node_of_[i] = graphs_[s].op_nodes[i - seg.begin];
+    variants_[s].push_back({graphs_[s].exec, std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)});
+    ++stats_.execs;
   }
 }
 
@@ -59,26 +62,32 @@ std::vector<std::uint8_t> GraphExecutor::recorded_bytes(std::size_t op) const {
   return bytes;
 }
 
-// Writes this iteration's parameters of op `op` into the exec, unless it holds them already, and
-// remembers what it holds (nothing when that is the recording).
-void GraphExecutor::update_node(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches) {
+// How many of the segment's nodes `v` would have to change to hold `wanted` (ops not in it: the
+// recorded parameters).
+std::size_t GraphExecutor::writes_needed(const Variant& v, std::size_t begin, const std::vector<Wanted>& wanted) const {
+  std::size_t writes = 0;
+  auto next = wanted.begin();
+  for (std::size_t k = 0; k < v.held.size(); ++k) {
+    if (next != wanted.end() && next->op == begin + k) {
+      writes += v.held[k] != next->bytes;
+      ++next;
+    } else {
+      writes += !v.held[k].empty();
+    }
+  }
+  return writes;
+}
+
+void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes) {
   const Op& o = plan_.ops[op];
-  const std::vector<std::uint8_t> recorded = recorded_bytes(op);
-  std::vector<std::uint8_t> wanted = patched(recorded, patches);
-  if (wanted == (in_exec_[op].empty() ? recorded : in_exec_[op])) return;
   if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(o) + " to change its parameters in");
   switch (o.kind) {
-    case OpKind::Kernel: write_kernel_node(op, exec, wanted); break;
-    case OpKind::Memset: write_memset_node(op, exec, wanted); break;
-    case OpKind::Copy: write_copy_node(op, exec, wanted); break;
+    case OpKind::Kernel: write_kernel_node(op, exec, bytes); break;
+    case OpKind::Memset: write_memset_node(op, exec, bytes); break;
+    case OpKind::Copy: write_copy_node(op, exec, bytes); break;
     case OpKind::Nop: return;
   }
-  ++node_updates_;
-  if (wanted == recorded) {
-    in_exec_[op].clear();
-  } else {
-    in_exec_[op] = std::move(wanted);
-  }
+  ++stats_.node_updates;
 }
 
 void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args) {
@@ -116,16 +125,51 @@ void GraphExecutor::write_copy_node(std::size_t op, CUgraphExec exec, const std:
 }
 
 void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& matched) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<Variant>& variants = variants_.at(segment);
+  if (variants.empty()) return;
   const Segment& seg = segments_.at(segment);
-  const CUgraphExec exec = graphs_.at(segment).exec;
-  if (!exec) return;
+  // This iteration's parameters, for the ops whose parameters are not the recorded ones.
+  std::vector<Wanted> wanted;
   for (std::size_t i = seg.begin; i < seg.end; ++i) {
     const std::vector<ArgPatch>& patches = matched.patches()[i];
-    if (patches.empty() && in_exec_[i].empty()) continue;  // the common case: nothing changed
-    update_node(i, exec, patches);
+    if (patches.empty()) continue;
+    std::vector<std::uint8_t> recorded = recorded_bytes(i);
+    std::vector<std::uint8_t> bytes = patched(recorded, patches);
+    if (bytes != recorded) wanted.push_back({i, std::move(bytes)});
   }
-  check(api_, api_.graph_launch(exec, stream_), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
-                                                    std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");
+  // The exec that needs the fewest writes. While there is room, a fresh one (holding the recording)
+  // when it needs no more writes than that: the others keep their parameters for later iterations.
+  std::size_t best = 0, best_writes = writes_needed(variants[0], seg.begin, wanted);
+  for (std::size_t v = 1; v < variants.size() && best_writes > 0; ++v) {
+    const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
+    if (writes < best_writes) best = v, best_writes = writes;
+  }
+  if (best_writes > 0 && wanted.size() <= best_writes && variants.size() < max_variants_) {
+    variants.push_back({replayer_.instantiate_again(graphs_[segment].graph),
+                        std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)});
+    ++stats_.execs;
+    best = variants.size() - 1;
+  }
+  Variant& v = variants[best];
+  const auto updates_start = Clock::now();
+  auto next = wanted.begin();
+  for (std::size_t k = 0; k < v.held.size(); ++k) {
+    const std::size_t op = seg.begin + k;
+    const bool changed = next != wanted.end() && next->op == op;
+    if (changed ? v.held[k] != next->bytes : !v.held[k].empty()) {
+      write_node(op, v.exec, changed ? next->bytes : recorded_bytes(op));
+      v.held[k] = changed ? next->bytes : std::vector<std::uint8_t>();
+    }
+    if (changed) ++next;
+  }
+  const auto launch_start = Clock::now();
+  check(api_, api_.graph_launch(v.exec, stream_), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
+                                                      std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");
+  const auto end = Clock::now();
+  ++stats_.launches;
+  stats_.update_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(launch_start - updates_start).count());
+  stats_.launch_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(end - launch_start).count());
 }
 
 void GraphExecutor::issue(std::size_t op, const GpuCall& call) {

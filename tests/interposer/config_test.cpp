@@ -139,16 +139,19 @@ TEST(Config, RunModeAndItsOptions) {
   EXPECT_TRUE(c.run);
   EXPECT_EQ(c.run_piece, 8);
   EXPECT_EQ(c.run_max_streams, 1);
+  EXPECT_EQ(c.run_variants, 4);
   EXPECT_EQ(run_output_path(c, "/tmp/t.json"), "/tmp/t.run.json");
   c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_RUN", "1"}, {"NIMBLE_RUN_PIECE", "0"}, {"NIMBLE_RUN_MAX_STREAMS", "4"},
-             {"NIMBLE_RUN_OUTPUT", "/tmp/s.json"}});
+             {"NIMBLE_RUN_VARIANTS", "1"}, {"NIMBLE_RUN_OUTPUT", "/tmp/s.json"}});
   EXPECT_TRUE(c.errors.empty());
   EXPECT_EQ(c.run_piece, 0);
   EXPECT_EQ(c.run_max_streams, 4);
+  EXPECT_EQ(c.run_variants, 1);
   EXPECT_EQ(run_output_path(c, "/tmp/t.json"), "/tmp/s.json");
   EXPECT_FALSE(parse({{"NIMBLE_MODE", "record"}}).run);
   for (const auto& [name, bad] : std::vector<std::pair<const char*, const char*>>{
-           {"NIMBLE_RUN", "yes"}, {"NIMBLE_RUN_PIECE", "-3"}, {"NIMBLE_RUN_MAX_STREAMS", "0"}}) {
+           {"NIMBLE_RUN", "yes"}, {"NIMBLE_RUN_PIECE", "-3"}, {"NIMBLE_RUN_MAX_STREAMS", "0"},
+           {"NIMBLE_RUN_VARIANTS", "0"}, {"NIMBLE_RUN_VARIANTS", "65"}}) {
     c = parse({{"NIMBLE_MODE", "record"}, {name, bad}, {"NIMBLE_RUN", "1"}});  // the first of a name counts
     EXPECT_FALSE(c.record) << name;
     ASSERT_EQ(c.errors.size(), 1u) << name;

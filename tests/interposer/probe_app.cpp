@@ -201,6 +201,42 @@ int loop(int iterations, int change_at) {
   return 0;
 }
 
+// nimble run's cost per call on the CPU: iterations of `kernels` launches (scale and fill
+// alternating; scale's scalar changes every iteration when `changing`), a copy out and a sync,
+// iteration 1 bracketed by cuProfilerStart/Stop. Prints the mean nanoseconds per launch over the
+// iterations after the first 10. Run it idle and under `nimble run` to compare.
+int overhead(int iterations, int kernels, bool changing) {
+  using Clock = std::chrono::steady_clock;
+  CUfunction scale = fake_driver_function("scale");
+  CUfunction fill = fake_driver_function("fill");
+  CUdeviceptr a, b;
+  cuMemAlloc(&a, 1024);
+  cuMemAlloc(&b, 1024);
+  static float host[256];
+  Clock::time_point start;
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    if (i == 10) start = Clock::now();
+    int n = changing ? 100 + i : 100;
+    int m = 7;
+    void* scale_args[] = {&a, &b, &n};
+    void* fill_args[] = {&b, &m};
+    for (int k = 0; k < kernels; ++k) {
+      if (k % 2 == 0) {
+        cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      } else {
+        cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      }
+    }
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+  }
+  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  std::printf("ns_per_launch=%.1f\n", ns / (static_cast<double>(iterations - 10) * kernels));
+  return 0;
+}
+
 // Nanoseconds per cuLaunchKernel through nimble's exported wrapper and straight to the driver.
 int bench() {
   using Clock = std::chrono::steady_clock;
@@ -234,6 +270,8 @@ int main(int argc, char** argv) {
   if (mode == "bench") return bench();
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change\n");
+  if (mode == "overhead") return overhead(2000, 200, true);
+  if (mode == "overhead-same") return overhead(2000, 200, false);
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same\n");
   return 2;
 }

@@ -76,7 +76,8 @@ TEST(RunCommand, LaterIterationsRunAsGraphsWithThisIterationsScalars) {
   EXPECT_EQ(c.at("captured"), 3) << r.output;        // built once: scale, memset, fill
   // The scalar and the memset value change every iteration: both nodes updated each time.
   EXPECT_EQ(c.at("node_updates"), 12) << r.output;
-  EXPECT_EQ(summary.value("graph_node_updates", 0), 12);
+  EXPECT_EQ(summary["graphs"].value("node_updates", 0), 12) << summary.dump(2);
+  EXPECT_EQ(summary["graphs"].value("launches", 0), 6) << summary.dump(2);
   EXPECT_NE(r.output.find("nimble run: 6 iteration(s) replayed"), std::string::npos) << r.output;
 }
 

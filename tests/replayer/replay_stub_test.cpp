@@ -753,8 +753,37 @@ TEST_F(RunExecutorStub, ChangedScalarsAreWrittenIntoTheGraphAndPutBackWhenTheRec
   iteration(sc, 42, 7);  // back to the recorded values: written back
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 42u);
   EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").back().args[2], 7u);
-  EXPECT_EQ(executor.node_updates(), 4u);
+  EXPECT_EQ(executor.stats().node_updates, 4u);
+  EXPECT_EQ(executor.stats().launches, 8u);
   EXPECT_EQ(sc.summary().iterations_replayed, 3u);
+}
+
+TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/2);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  iteration(sc, 42, 7);
+  const std::size_t instantiated = calls_named("cuGraphInstantiateWithFlags").size();
+  iteration(sc, 1234, 9);  // another set: a second exec of each segment, written once
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), instantiated + 2);
+  EXPECT_EQ(executor.stats().node_updates, 2u);
+  const std::size_t steady = g_log.size();
+  for (int round = 0; round < 3; ++round) {
+    iteration(sc, 42, 7);
+    iteration(sc, 1234, 9);
+  }
+  // Each set has its exec: only launches, alternating between the two execs of a segment.
+  std::vector<std::string> expected;
+  for (int launch = 0; launch < 12; ++launch) expected.push_back("cuGraphLaunch");
+  EXPECT_EQ(names(steady), expected);
+  EXPECT_NE(g_log[steady].args[0], g_log[steady + 2].args[0]);
+  EXPECT_EQ(g_log[steady].args[0], g_log[steady + 4].args[0]);
+  EXPECT_EQ(executor.stats().node_updates, 2u);
+  EXPECT_EQ(executor.stats().execs, 4u);
+
+  iteration(sc, 5, 5);  // a third set with no exec left to add: the closest exec is rewritten
+  EXPECT_EQ(executor.stats().execs, 4u);
+  EXPECT_EQ(executor.stats().node_updates, 4u);
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
 }
 
 TEST_F(RunExecutorStub, InProgramOrderMovedBuffersArePatchedIntoCopyAndMemsetNodes) {

@@ -55,10 +55,13 @@ class Replayer {
   // graph is launched on), and the graph node of each of its kernels, memsets and device-to-device
   // copies, so their parameters can be changed in the exec (`op_nodes[i - begin]`; else null).
   struct RangeGraph {
+    CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
     std::vector<CUgraphNode> op_nodes;
   };
   RangeGraph instantiate_range(Backend backend, std::size_t begin, std::size_t end);
+  // One more exec of a graph built above (same nodes, its own parameters); owned by the Replayer.
+  CUgraphExec instantiate_again(CUgraph graph);
 
   // Issue op `op` on `stream` now as the program called it (a call that matched the op, issued on
   // fall-back): a kernel with the program's argument bytes (its dynamic shared memory limit raised

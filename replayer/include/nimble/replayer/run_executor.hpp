@@ -1,8 +1,13 @@
-// The driver side of the in-process short-circuit (`nimble run`): one instantiated CUDA graph per
+// The driver side of the in-process short-circuit (`nimble run`): instantiated CUDA graphs per
 // recorded segment, launched on the program's stream when the short-circuit says the segment's
-// calls have all matched. Changed scalar arguments and memset values of this iteration are
-// written into the graph's nodes first (and put back when a later iteration has the recorded
-// ones again); on fall-back a deferred call is issued as the program made it.
+// calls have all matched. Changed arguments and memset values of this iteration are written into
+// the graph's nodes first; on fall-back a deferred call is issued as the program made it.
+//
+// A segment keeps up to `max_variants` execs of its graph, each remembering the parameters it
+// holds, and launches the one that needs the fewest node writes. Programs often alternate
+// between a few sets of addresses (PyTorch's caching allocator hands a new input the block the
+// previous input did not use, so buffers ping-pong between two addresses): with one exec every
+// such iteration rewrote a hundred nodes; with two, none.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +22,8 @@ class GraphExecutor : public Executor {
  public:
   // Builds the graph of every segment that is not run by the program (`backend`: Graph or
   // StreamGraph). Throws ReplayError when a graph cannot be built.
-  GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments, Backend backend);
+  GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments, Backend backend,
+                std::size_t max_variants = 1);
 
   // The stream graphs are launched on: the stream the program issued the iteration on.
   void set_stream(CUstream stream) { stream_ = stream; }
@@ -26,11 +32,29 @@ class GraphExecutor : public Executor {
   void issue(std::size_t op, const GpuCall& call) override;
 
   std::size_t graphs() const;
-  std::size_t node_updates() const { return node_updates_; }
+  struct Stats {
+    std::size_t node_updates = 0;    // parameters written into an exec
+    std::size_t execs = 0;           // execs instantiated, all segments and variants
+    std::size_t launches = 0;        // graph launches
+    std::uint64_t update_ns = 0;     // host time writing node parameters
+    std::uint64_t launch_ns = 0;     // host time in cuGraphLaunch
+  };
+  const Stats& stats() const { return stats_; }
 
  private:
+  // One exec of a segment's graph. held[i - segment.begin]: the parameters op i has in this
+  // exec when they are not the recorded ones (empty: the recorded ones).
+  struct Variant {
+    CUgraphExec exec = nullptr;
+    std::vector<std::vector<std::uint8_t>> held;
+  };
+  struct Wanted {
+    std::size_t op;
+    std::vector<std::uint8_t> bytes;
+  };
   std::vector<std::uint8_t> recorded_bytes(std::size_t op) const;
-  void update_node(std::size_t op, CUgraphExec exec, const std::vector<ArgPatch>& patches);
+  std::size_t writes_needed(const Variant& v, std::size_t begin, const std::vector<Wanted>& wanted) const;
+  void write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes);
   void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
   void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   void write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
@@ -38,15 +62,14 @@ class GraphExecutor : public Executor {
   const DriverApi& api_;
   const ReplayPlan& plan_;
   const std::vector<Segment>& segments_;
+  std::size_t max_variants_;
   Replayer replayer_;
   std::vector<Replayer::RangeGraph> graphs_;  // per segment (no exec for the program's own copies)
+  std::vector<std::vector<Variant>> variants_;  // per segment
   std::vector<CUgraphNode> node_of_;          // per op
-  // Per op: the argument bytes (or 4-byte memset value) the exec holds now, when they are not
-  // the recorded ones; empty when they are.
-  std::vector<std::vector<std::uint8_t>> in_exec_;
   CUstream stream_ = nullptr;
   CUcontext context_ = nullptr;
-  std::size_t node_updates_ = 0;
+  Stats stats_;
 };
 
 }  // namespace nimble::replayer
