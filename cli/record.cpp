@@ -141,6 +141,7 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
   if (options.run) env.push_back("NIMBLE_RUN=1");
   if (options.run_piece >= 0) env.push_back("NIMBLE_RUN_PIECE=" + std::to_string(options.run_piece));
   if (options.run_max_streams >= 0) env.push_back("NIMBLE_RUN_MAX_STREAMS=" + std::to_string(options.run_max_streams));
+  if (options.run_compare > 0) env.push_back("NIMBLE_RUN_COMPARE=" + std::to_string(options.run_compare));
   // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
   if (options.capture_range.rfind("nvtx:", 0) == 0) env.push_back("NVTX_INJECTION64_PATH=" + preload);
   return env;

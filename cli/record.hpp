@@ -23,6 +23,7 @@ struct RecordOptions {
   bool run = false;            // nimble run: replay later iterations that match the recorded one
   int run_piece = -1;          // nimble run: ops per launched piece (0: whole segments; -1: the library's default)
   int run_max_streams = -1;    // nimble run: streams inside the graphs (-1: the library's default)
+  int run_compare = 0;         // nimble run --compare N: alternate blocks of N replayed and plain iterations
   std::vector<std::string> command;
 };
 

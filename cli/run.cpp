@@ -49,6 +49,10 @@ void add_run_command(CLI::App& app) {
                   "streams the graphs may use (default 1: the program's order, any argument may change; "
                   "more: the schedule's concurrency, device addresses must stay as recorded)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--compare", options->run_compare,
+                  "measure the speedup inside this process: alternate blocks of N replayed iterations and N "
+                  "iterations the program issues itself, and print both medians (0: off)")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
     const std::string path = replayer::beside_trace(options->output, "run");

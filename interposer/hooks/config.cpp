@@ -111,6 +111,9 @@ Config parse_config(const GetEnv& getenv) {
       c.errors.push_back("NIMBLE_RUN_VARIANTS=" + std::string(v) + " is not a number of execs per graph (1 to 64)");
     }
   }
+  if (auto n = get("NIMBLE_RUN_COMPARE"); !n.empty() && n != "0" && !parse_positive_int(n, c.run_compare)) {
+    c.errors.push_back("NIMBLE_RUN_COMPARE=" + std::string(n) + " is not a number of iterations per block (a positive integer, or 0)");
+  }
   if (auto o = get("NIMBLE_RUN_OUTPUT"); !o.empty()) c.run_output = std::string(o);
 
   if (!c.errors.empty()) c.record = false;

@@ -38,6 +38,9 @@ struct Config {
   // NIMBLE_RUN_VARIANTS: execs kept per graph, each holding another set of parameters, so
   // programs that alternate between buffers need no node writes (run_executor.hpp).
   int run_variants = 4;
+  // NIMBLE_RUN_COMPARE=N: alternate blocks of N replayed iterations and N iterations the program
+  // issues itself, timing each, to measure the speedup inside one process (0: off).
+  int run_compare = 0;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   // NIMBLE_HOST_TIMES=1: count intercepted calls and their host time; print the table at exit.
   bool host_times = false;

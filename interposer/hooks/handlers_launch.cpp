@@ -23,8 +23,7 @@ struct Launch {
 };
 
 std::uint64_t launch_signature(const Launch& l) {
-  return signature_of("kernel", reinterpret_cast<std::uintptr_t>(l.f), l.grid[0], l.grid[1],
-                      l.grid[2], l.block[0], l.block[1], l.block[2]);
+  return kernel_signature(reinterpret_cast<std::uintptr_t>(l.f), l.grid, l.block);
 }
 
 const char* attribute_name(CUlaunchAttributeID id) {

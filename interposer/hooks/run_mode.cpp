@@ -1,18 +1,23 @@
 #include "run_mode.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "config.hpp"
+#include "nimble/replayer/comparison.hpp"
 #include "nimble/replayer/run_executor.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
 #include "output.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
+#include "signature.hpp"
 
 namespace nimble::hooks {
 namespace {
@@ -28,6 +33,16 @@ struct RunState {
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
   trace::json setup;         // what was built, for the summary file
+
+  // --compare: the phases, and what finds iteration starts in a plain block: the recorded
+  // iteration's first call (its kind, and its signature for a kernel) after exactly as many calls
+  // as the recording has.
+  std::unique_ptr<replayer::Comparison> comparison;
+  const char* first_kind = "";
+  std::optional<std::uint64_t> first_signature;
+  std::size_t iteration_calls = 0;   // kernels, copies and memsets of the recorded iteration
+  std::size_t plain_calls = 0;       // calls since the last iteration start in a plain block
+  std::optional<bool> plain_previous_whole;  // for the replayed iteration that ends a plain block
 };
 RunState* g_run = nullptr;
 
@@ -67,6 +82,41 @@ trace::json graph_stats(const replayer::GraphExecutor::Stats& s) {
           {"node_update_us_mean", mean_us(s.update_ns, s.node_updates)}};
 }
 
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+trace::json phase_json(const replayer::PhaseTimes& t) {
+  return {{"iterations", t.iterations}, {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}};
+}
+
+trace::json comparison_json(const replayer::Comparison& c) {
+  const replayer::PhaseTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
+  trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
+  j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
+                                                               : trace::json(nullptr);
+  return j;
+}
+
+std::string comparison_text(const replayer::Comparison& c) {
+  const replayer::PhaseTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
+  char line[400];
+  if (replayed.iterations == 0 || plain.iterations == 0) {
+    std::snprintf(line, sizeof line,
+                  "nimble run: compare: too few whole iterations to compare (%zu replayed, %zu plain timed); "
+                  "run more iterations or a smaller --compare block\n",
+                  replayed.iterations, plain.iterations);
+    return line;
+  }
+  std::snprintf(line, sizeof line,
+                "nimble run: compare (this process, alternating blocks of %zu iterations): median iteration "
+                "%.3f ms plain, %.3f ms replayed: %.2fx (p10-p90 %.3f-%.3f and %.3f-%.3f ms; %zu and %zu iterations)\n",
+                c.block(), plain.median_ms, replayed.median_ms, plain.median_ms / replayed.median_ms, plain.p10_ms,
+                plain.p90_ms, replayed.p10_ms, replayed.p90_ms, plain.iterations, replayed.iterations);
+  return line;
+}
+
 void write_summary() {
   RunState& r = *g_run;
   const replayer::ShortCircuitSummary& s = r.short_circuit->summary();
@@ -84,6 +134,7 @@ void write_summary() {
                          {"false_starts", s.false_starts},
                          {"graphs", graph_stats(r.executor->stats())},
                          {"fallbacks", fallbacks}};
+  if (r.comparison) summary["compare"] = comparison_json(*r.comparison);
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + r.summary_path + ": " + *error);
   }
@@ -100,7 +151,9 @@ void at_exit() {
     } catch (const std::exception& e) {
       say(std::string("at exit: ") + e.what());
     }
-    const std::string text = g_run->short_circuit->summary_text();
+    g_plain_phase.store(false, std::memory_order_relaxed);
+    std::string text = g_run->short_circuit->summary_text();
+    if (g_run->comparison) text += comparison_text(*g_run->comparison);
     std::fwrite(text.data(), 1, text.size(), stderr);
     write_summary();
   } catch (...) {
@@ -115,7 +168,50 @@ bool cuda_knows_address(std::uint64_t value) {
   return g_run->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS;
 }
 
+// --compare, after a call went to the short-circuit: did it begin an iteration; did it end a block?
+void note_replayed_call(RunState& r, replayer::Comparison& c, std::size_t started_before, bool previous_whole) {
+  replayer::ShortCircuit& sc = *r.short_circuit;
+  if (sc.iterations_started() > started_before) {
+    c.iteration_began(now_ns(), r.plain_previous_whole.value_or(previous_whole));
+    r.plain_previous_whole.reset();
+  }
+  // The block's last iteration has matched whole: the next ones are the program's own.
+  if (c.block_done() && sc.armed() && sc.awaiting_iteration()) {
+    c.switch_phase();
+    r.plain_calls = r.iteration_calls;  // the next call, if it is the first, begins an iteration
+    g_plain_phase.store(true, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
+
+bool short_circuit_passes(const char* kind, std::uint64_t signature) {
+  if (!g_run) return false;
+  std::lock_guard<std::mutex> lock(g_run->mu);
+  RunState& r = *g_run;
+  replayer::Comparison* c = r.comparison.get();
+  if (!running() || !c || c->phase() != replayer::Phase::Plain) return false;
+  ++r.plain_calls;
+  if (r.plain_calls <= r.iteration_calls) return true;
+  const bool first = std::strcmp(kind, r.first_kind) == 0 && (!r.first_signature || *r.first_signature == signature);
+  if (!first) {
+    // Never found the recorded iteration's start again: leave it to the short-circuit.
+    if (r.plain_calls <= 4 * r.iteration_calls) return true;
+    c->switch_phase();
+    g_plain_phase.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  const bool previous_whole = r.plain_calls == r.iteration_calls + 1;
+  r.plain_calls = 1;
+  if (c->block_done()) {  // this iteration is replayed: the short-circuit arms on this call
+    c->switch_phase();
+    r.plain_previous_whole = previous_whole;
+    g_plain_phase.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  c->iteration_began(now_ns(), previous_whole);
+  return true;
+}
 
 void start_short_circuit(trace::Trace trace) {
   InternalScope internal;
@@ -152,6 +248,17 @@ void start_short_circuit(trace::Trace trace) {
                   {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
                   {"piece", config().run_piece},
                   {"variants", config().run_variants}};
+    if (config().run_compare > 0) {
+      run->comparison = std::make_unique<replayer::Comparison>(static_cast<std::size_t>(config().run_compare));
+      for (const replayer::Op& op : run->plan.ops) {
+        if (op.kind == replayer::OpKind::Nop) continue;
+        if (run->iteration_calls++ > 0) continue;
+        run->first_kind = op.kind == replayer::OpKind::Kernel ? "kernel" : op.kind == replayer::OpKind::Copy ? "memcpy" : "memset";
+        if (op.kind == replayer::OpKind::Kernel) {
+          run->first_signature = kernel_signature(op.kernel.function, op.kernel.grid, op.kernel.block);
+        }
+      }
+    }
   } catch (const std::exception& e) {
     say(std::string("not replaying: ") + e.what() + ". The program runs as it is.");
     return;
@@ -184,7 +291,11 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCa
       sc.on_host_visible_point("issued work on another stream");
       return false;
     }
-    return sc.on_call(std::move(*call)) == replayer::Action::Deferred;
+    const bool previous_whole = sc.armed() && sc.awaiting_iteration();
+    const std::size_t started = sc.iterations_started();
+    const bool deferred = sc.on_call(std::move(*call)) == replayer::Action::Deferred;
+    if (replayer::Comparison* c = g_run->comparison.get()) note_replayed_call(*g_run, *c, started, previous_whole);
+    return deferred;
   } catch (const std::exception& e) {
     // Issuing deferred calls failed: the driver is in trouble; say so loudly and stop.
     g_running.store(false, std::memory_order_relaxed);

@@ -5,6 +5,9 @@
 
 #include <cuda.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "hook_table.hpp"
 #include "nimble/replayer/short_circuit.hpp"
 #include "nimble/trace/trace.hpp"
@@ -19,6 +22,15 @@ void start_short_circuit(trace::Trace trace);
 // nimble has taken the call (it launches it as part of a graph): the caller must not run it.
 // The call's bytes may be moved from.
 bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCall* call);
+
+// True while `nimble run --compare` is in a block of iterations the program issues itself.
+inline std::atomic<bool> g_plain_phase{false};
+inline bool in_plain_phase() { return g_plain_phase.load(std::memory_order_relaxed); }
+
+// In a plain block: counts the task (`kind`, `signature` as the recorder computes them) to find
+// where iterations begin and times them. True: the program runs the call itself; false: the
+// block has ended and the call goes to the short-circuit (short_circuit_takes).
+bool short_circuit_passes(const char* kind, std::uint64_t signature);
 
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.

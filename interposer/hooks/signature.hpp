@@ -28,4 +28,9 @@ constexpr std::uint64_t signature_of(std::string_view kind, V... values) {
   return h;
 }
 
+// A kernel launch's: the function handle and the launch shape.
+constexpr std::uint64_t kernel_signature(std::uint64_t function, const unsigned grid[3], const unsigned block[3]) {
+  return signature_of("kernel", function, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+}
+
 }  // namespace nimble::hooks

@@ -42,6 +42,7 @@ Action ShortCircuit::try_arm(GpuCall&& call) {
   const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
+  ++iterations_started_;
   return accept(std::move(call), op);
 }
 

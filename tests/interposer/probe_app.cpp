@@ -234,6 +234,7 @@ int overhead(int iterations, int kernels, bool changing) {
   }
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   std::printf("ns_per_launch=%.1f\n", ns / (static_cast<double>(iterations - 10) * kernels));
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
   return 0;
 }
 

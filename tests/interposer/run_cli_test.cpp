@@ -94,6 +94,32 @@ TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
   EXPECT_EQ(c.at("graph_launches"), 5) << r.output;
 }
 
+TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--compare", "10", "-o", dir + "/trace.json",
+                                                      "--", probe_path(), "overhead"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  ASSERT_TRUE(summary.contains("compare")) << summary.dump(2);
+  const nlohmann::json& compare = summary["compare"];
+  EXPECT_EQ(compare.value("block", 0), 10);
+  // 2000 iterations: about half in replayed blocks, half in plain ones, 9 of every 10 timed.
+  const int replayed = summary.value("iterations_replayed", 0);
+  EXPECT_GT(replayed, 900) << summary.dump(2);
+  EXPECT_LT(replayed, 1100) << summary.dump(2);
+  EXPECT_GT(compare["plain"].value("iterations", 0), 800) << summary.dump(2);
+  EXPECT_GT(compare["replayed"].value("iterations", 0), 800) << summary.dump(2);
+  EXPECT_GT(compare["plain"].value("median_ms", 0.0), 0.0);
+  EXPECT_TRUE(compare["speedup"].is_number());
+  // Every iteration not replayed reached the driver whole (200 launches), and no replayed one did.
+  const auto c = counts(r.output);
+  ASSERT_FALSE(c.empty()) << r.output;
+  EXPECT_EQ(c.at("kernels_run"), (2000 - replayed) * 200) << r.output;
+  EXPECT_NE(r.output.find("nimble run: compare (this process, alternating blocks of 10 iterations): median iteration"),
+            std::string::npos)
+      << r.output;
+}
+
 // nimble run on the probe (its iteration uses three streams): recorded and scheduled, then replay
 // is refused with the reason, and the program runs to its end as it is.
 TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsItIs) {

@@ -82,6 +82,8 @@ class ShortCircuit {
   // iteration is complete).
   bool awaiting_iteration() const { return !armed_ || matcher_.complete(); }
   bool stopped() const { return stopped_; }
+  // How many times a call armed it (began a recorded iteration).
+  std::size_t iterations_started() const { return iterations_started_; }
   const ShortCircuitSummary& summary() const { return summary_; }
   std::string summary_text() const;
 
@@ -104,6 +106,7 @@ class ShortCircuit {
   std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
   bool armed_ = false;
   bool stopped_ = false;             // a launch failed, or finish(): never re-arm
+  std::size_t iterations_started_ = 0;
   ShortCircuitSummary summary_;
 };
 

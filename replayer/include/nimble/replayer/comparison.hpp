@@ -1,0 +1,52 @@
+// `nimble run --compare N`: one process alternates blocks of N iterations between replay and the
+// program's own calls, and times every iteration from one start of the recorded iteration to the
+// next. Both medians then come from the same process, interleaved in time, so what differs
+// between processes (which cores they got, clock states: whole runs of one model differed by up
+// to 3x on the shared GPU machines) cancels out of the ratio. CUDA-free; the hooks feed it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nimble::replayer {
+
+enum class Phase { Replay, Plain };
+
+struct PhaseTimes {
+  std::size_t iterations = 0;  // timed iterations
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+};
+
+class Comparison {
+ public:
+  explicit Comparison(std::size_t block);
+
+  std::size_t block() const { return block_; }
+  // The phase the next iteration runs in.
+  Phase phase() const { return phase_; }
+  // Whether the current block has had all its iterations (the caller then switches at the next
+  // iteration boundary).
+  bool block_done() const { return begun_in_block_ >= block_; }
+  void switch_phase();
+
+  // An iteration began at `ns` (steady clock) in the current phase. `previous_whole`: the one
+  // before ran entirely in its phase (replayed whole, or issued with exactly the recorded calls);
+  // only such iterations are timed, and never the first of a block (it still carries the
+  // other phase's tail).
+  void iteration_began(std::uint64_t ns, bool previous_whole);
+
+  PhaseTimes times(Phase phase) const;
+
+ private:
+  std::size_t block_;
+  Phase phase_ = Phase::Replay;
+  std::size_t begun_in_block_ = 0;
+  bool have_previous_ = false;
+  std::uint64_t previous_start_ = 0;
+  Phase previous_phase_ = Phase::Replay;
+  bool previous_first_in_block_ = true;
+  std::vector<double> samples_[2];  // ms, per Phase
+};
+
+}  // namespace nimble::replayer

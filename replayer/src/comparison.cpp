@@ -1,0 +1,38 @@
+#include "nimble/replayer/comparison.hpp"
+
+#include <algorithm>
+
+namespace nimble::replayer {
+
+Comparison::Comparison(std::size_t block) : block_(std::max<std::size_t>(1, block)) {}
+
+void Comparison::switch_phase() {
+  phase_ = phase_ == Phase::Replay ? Phase::Plain : Phase::Replay;
+  begun_in_block_ = 0;
+}
+
+void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
+  if (have_previous_ && previous_whole && !previous_first_in_block_ && ns > previous_start_) {
+    samples_[static_cast<int>(previous_phase_)].push_back(static_cast<double>(ns - previous_start_) / 1e6);
+  }
+  have_previous_ = true;
+  previous_start_ = ns;
+  previous_phase_ = phase_;
+  previous_first_in_block_ = begun_in_block_ == 0;
+  ++begun_in_block_;
+}
+
+PhaseTimes Comparison::times(Phase phase) const {
+  std::vector<double> s = samples_[static_cast<int>(phase)];
+  PhaseTimes t;
+  t.iterations = s.size();
+  if (s.empty()) return t;
+  std::sort(s.begin(), s.end());
+  auto at = [&](double q) { return s[static_cast<std::size_t>(q * static_cast<double>(s.size() - 1) + 0.5)]; };
+  t.median_ms = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+  t.p10_ms = at(0.1);
+  t.p90_ms = at(0.9);
+  return t;
+}
+
+}  // namespace nimble::replayer
