@@ -9,6 +9,11 @@
 #                                             and the summary shows the fall-back
 #   scripts/run_models.sh speed [MODELS...]   plain vs nimble run, PAIRS alternating pairs each;
 #                                             ratio of median iteration times (wall clock)
+#   scripts/run_models.sh compare [MODELS...] one process per model: `nimble run --compare BLOCK`
+#                                             alternates blocks of replayed and plain iterations
+#                                             and times both (the ratio is immune to the process-
+#                                             to-process spread of these machines); TRAIN=1 for
+#                                             training steps
 #
 # Results: $RESULTS (default $OUT or run-results)/*.log and run-results.csv (one row per run pair).
 # The recorded iteration is bracketed by torch.cuda.profiler.start/stop (PROFILE_ITERATION, 10);
@@ -25,11 +30,11 @@ case "$mode" in
   check) models=("${@:-resnet50 inception_v3 googlenet densenet121}") ;;
   train) models=("${@:-resnet18}") ;;
   shape) models=("${@:-resnet50}") ;;
-  speed) if (($#)); then models=("$@"); else models=("${default_models[@]}"); fi ;;
-  *) echo "run_models: unknown mode $mode (check, train, shape or speed)" >&2; exit 2 ;;
+  speed|compare) if (($#)); then models=("$@"); else models=("${default_models[@]}"); fi ;;
+  *) echo "run_models: unknown mode $mode (check, train, shape, speed or compare)" >&2; exit 2 ;;
 esac
 # "${@:-a b}" gives one word: split it.
-[ "$mode" != speed ] && read -r -a models <<< "${models[*]}"
+[ "$mode" != speed ] && [ "$mode" != compare ] && read -r -a models <<< "${models[*]}"
 nimble=${NIMBLE:-}
 [ -z "$nimble" ] && { [ -x build-gpu/bin/nimble ] && nimble=build-gpu/bin/nimble || nimble=build/bin/nimble; }
 results=${RESULTS:-${OUT:-run-results}}
@@ -80,8 +85,38 @@ print(f'{plain["median_ms"]:.3f} {nim["median_ms"]:.3f} {equal} {replayed} {fall
 PY
 }
 
+# compare_one MODEL ARGS...: one nimble run --compare process; echoes "plain_ms nimble_ms replayed fallbacks".
+compare_one() {
+  local log="$results/compare-$1${TRAIN:+-train}"
+  shift
+  $pin "$nimble" run "${range_args[@]}" --compare "${BLOCK:-10}" -o "$log.trace.json" -- \
+    python3 scripts/gpu/run_model.py "$@" > "$log.log" 2> "$log.err" || { echo "FAILED"; return 1; }
+  python3 - "$log.trace.run.json" <<'PY'
+import json, sys
+try:
+    run = json.load(open(sys.argv[1]))
+    c = run["compare"]
+    print(f'{c["plain"]["median_ms"]:.3f} {c["replayed"]["median_ms"]:.3f} {run["iterations_replayed"]} '
+          f'{sum(f["count"] for f in run["fallbacks"])}')
+except Exception as e:
+    print("FAILED", e)
+PY
+}
+
 for model in "${models[@]}"; do
   if (( $(date +%s) > deadline )); then echo "run_models: $model skipped (DEADLINE)"; continue; fi
+  if [ "$mode" = compare ]; then
+    args=("$model"); batch=1
+    [ "${TRAIN:-0}" = 1 ] && { batch=${TRAIN_BATCH:-32}; args+=(--train --batch "$batch"); }
+    echo "run_models: compare $model (batch $batch)..."
+    line=$(export ITERATIONS=${ITERATIONS:-200} TIMED=${TIMED:-100}; compare_one "$model" "${args[@]}")
+    echo "  $line"
+    read -r plain_ms nimble_ms replayed fallbacks <<< "$line"
+    if [ "$plain_ms" = FAILED ]; then failures=$((failures + 1)); continue; fi
+    speedup=$(python3 -c "print(f'{$plain_ms / $nimble_ms:.3f}')")
+    echo "compare,$model,$batch,$plain_ms,$nimble_ms,$speedup,n/a,$replayed,$fallbacks" >> "$csv"
+    continue
+  fi
   args=("$model"); batch=1
   envs=()
   case "$mode" in

@@ -187,6 +187,14 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
   return result;
 }
 
+void IterationMatcher::take(const std::vector<ArgPatch>& patches) {
+  if (complete()) return;
+  patches_[position_] = patches;
+  host_ends_[position_] = 0;
+  ++position_;
+  skip_empty();
+}
+
 CallCheck IterationMatcher::next(const KernelCall& call) {
   return advance(call, OpKind::Kernel, "kernel launch",
                  [&](const Op& op, const KernelCall& c) { return check_kernel_call(op, c, is_device_pointer_, rule_); });

@@ -317,6 +317,18 @@ std::string task_name(const trace::Task& task) {
   return task.kind;
 }
 
+// "library_call_id", "library_call" and "library_key" (optional: recorders before them, edited
+// traces, synthetic ones).
+void library_call_of(const trace::Task& task, const std::string& where, Op& op) {
+  auto id = task.extra.find("library_call_id");
+  if (id == task.extra.end() || id->is_null()) return;
+  op.library_call = static_cast<std::int64_t>(number(*id, where + ", field \"library_call_id\""));
+  auto symbol = task.extra.find("library_call");
+  if (symbol != task.extra.end() && symbol->is_string()) op.library_symbol = symbol->get<std::string>();
+  auto key = task.extra.find("library_key");
+  if (key != task.extra.end() && !key->is_null()) op.library_key = address(*key, where + ", field \"library_key\"");
+}
+
 }  // namespace
 
 std::string describe_op(const Op& op) {
@@ -375,6 +387,12 @@ PlanResult build_plan(const trace::Trace& trace) {
       } else {
         op.kind = OpKind::Nop;
       }
+    } catch (const FieldError& e) {
+      result.problems.push_back(e.what());
+      continue;
+    }
+    try {
+      library_call_of(task, where, op);
     } catch (const FieldError& e) {
       result.problems.push_back(e.what());
       continue;

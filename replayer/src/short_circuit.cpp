@@ -1,5 +1,7 @@
 #include "nimble/replayer/short_circuit.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,9 +28,43 @@ std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops) {
   return segments;
 }
 
+GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches) {
+  auto apply = [&](std::vector<std::uint8_t> bytes) {
+    for (const ArgPatch& p : patches) {
+      if (p.offset + p.bytes.size() <= bytes.size()) std::copy(p.bytes.begin(), p.bytes.end(), bytes.begin() + p.offset);
+    }
+    return bytes;
+  };
+  auto word = [](const std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t size) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, bytes.data() + at, size);
+    return v;
+  };
+  if (op.kind == OpKind::Kernel) {
+    const KernelOp& k = op.kernel;
+    KernelCall c{k.function, {k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared_mem,
+                 apply(k.args)};
+    return c;
+  }
+  std::vector<std::uint8_t> ends(16);
+  if (op.kind == OpKind::Memset) {
+    const MemsetOp& m = op.memset;
+    std::memcpy(ends.data(), &m.value, 4);
+    std::memcpy(ends.data() + kMemsetDestination, &m.dst, 8);
+    ends = apply(ends);
+    return MemsetCall{word(ends, kMemsetDestination, 8), static_cast<std::uint32_t>(word(ends, 0, 4)), m.element_size,
+                      m.width, m.height, m.pitch};
+  }
+  const CopyOp& c = op.copy;
+  std::memcpy(ends.data() + kCopySource, &c.src, 8);
+  std::memcpy(ends.data() + kCopyDestination, &c.dst, 8);
+  ends = apply(ends);
+  return CopyCall{c.direction, word(ends, kCopySource, 8), word(ends, kCopyDestination, 8), c.bytes};
+}
+
 ShortCircuit::ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
                            Executor& executor, ArgumentRule rule)
-    : executor_(executor), matcher_(plan, std::move(is_device_pointer), rule), segments_(std::move(segments)) {}
+    : plan_(plan), executor_(executor), matcher_(plan, std::move(is_device_pointer), rule), segments_(std::move(segments)) {}
 
 CallCheck ShortCircuit::check(const GpuCall& call) {
   return std::visit([&](const auto& c) { return matcher_.next(c); }, call);
@@ -93,9 +129,25 @@ void ShortCircuit::launch_ready_segments() {
       }
       ++summary_.segments_launched;
     }
-    deferred_.clear();
+    // Only this segment's calls are on the GPU now (a skipped library call may have brought
+    // the next segment's too).
+    const std::size_t end = segments_[next_segment_].end;
+    deferred_.erase(std::remove_if(deferred_.begin(), deferred_.end(), [&](const Deferred& d) { return d.op < end; }),
+                    deferred_.end());
     ++next_segment_;
   }
+}
+
+void ShortCircuit::on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches) {
+  // All of the call's ops are held first: if a launch then fails, the fall-back issues them all.
+  for (const auto& p : patches) {
+    if (!armed_ || matcher_.complete()) throw std::logic_error("a skipped library call outside a recorded iteration");
+    deferred_.push_back({matcher_.position(), std::nullopt});
+    matcher_.take(p);
+    ++matched_;
+    ++summary_.ops_of_skipped_calls;
+  }
+  launch_ready_segments();
 }
 
 void ShortCircuit::on_host_visible_point(const std::string& what) {
@@ -115,6 +167,9 @@ void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   // asked, in its order.
   std::vector<Deferred> pending;
   pending.swap(deferred_);
+  for (Deferred& d : pending) {
+    if (!d.call) d.call = recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]);
+  }
   if (false_start) {
     ++summary_.false_starts;
   } else {
@@ -128,7 +183,7 @@ void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   std::string failure;
   for (const Deferred& d : pending) {
     try {
-      executor_.issue(d.op, d.call);
+      executor_.issue(d.op, *d.call);
     } catch (const std::exception& e) {
       if (failure.empty()) failure = e.what();
     }

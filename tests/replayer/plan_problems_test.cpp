@@ -33,6 +33,21 @@ const char* const kAllocations = R"("allocations": [
     {"id": 0, "addr": "0x7f0000000000", "size": 4096, "kind": "device"},
     {"id": 1, "addr": "0x7f0000100000", "size": 2048, "kind": "async", "freed": true, "freed_before_task": 3}])";
 
+TEST(PlanProblems, LibraryCallFieldsAreReadAndABadKeyNamesItsTask) {
+  const PlanResult r = plan_of(parse(document(
+      kernel(0, "[]", R"("library_call": "cudnnBackendExecute", "library_call_id": 3, "library_key": "0xfeed")") + ", " +
+      kernel(1, "[0]"))));
+  ASSERT_TRUE(r.plan) << joined(r);
+  EXPECT_EQ(r.plan->ops[0].library_call, 3);
+  EXPECT_EQ(r.plan->ops[0].library_symbol, "cudnnBackendExecute");
+  EXPECT_EQ(r.plan->ops[0].library_key, 0xfeedu);
+  EXPECT_EQ(r.plan->ops[1].library_call, -1);
+  EXPECT_FALSE(r.plan->ops[1].library_key);
+  const auto p = problems_for(parse(document(kernel(0, "[]", R"("library_call_id": 3, "library_key": "feed")"))),
+                              "task 0 (kernel)");
+  EXPECT_TRUE(contains(p[0], "library_key")) << p[0];
+}
+
 TEST(PlanProblems, GraphTaskIsOpaque) {
   const auto p = problems_for(
       parse(document(kernel(0, "[]") + R"(, {"id": 5, "kind": "graph", "deps": [0], "graph_exec": "0x55aa00",

@@ -27,7 +27,9 @@ struct LoggingExecutor : Executor {
   void issue(std::size_t op, const GpuCall& call) override {
     static const char* const names[] = {"kernel", "copy", "memset"};
     log.push_back("issue " + std::to_string(op) + " " + names[call.index()]);
+    issued.push_back(call);
   }
+  std::vector<GpuCall> issued;
 };
 
 class ShortCircuitTest : public ::testing::Test {
@@ -209,6 +211,58 @@ TEST_F(ShortCircuitTest, FinishIssuesWhatIsPendingAndCountsAWholeIteration) {
   EXPECT_EQ(whole.summary().iterations_replayed, 1u);
   EXPECT_TRUE(whole.summary().fallbacks.empty());
   EXPECT_EQ(whole.on_call(kernel()), Action::Run);
+}
+
+// A library call at ops 1 and 2 (the DtoD copy and the memset), skipped: its ops come from the
+// memo with their patches, as if the library had launched them.
+TEST_F(ShortCircuitTest, ASkippedLibraryCallsOpsAreTakenWithTheMemosPatches) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_, ArgumentRule::AnyBytes);
+  EXPECT_EQ(sc.on_call(kernel(42)), Action::Deferred);
+  ASSERT_EQ(sc.position(), 1u);
+  std::vector<std::vector<ArgPatch>> memo(2);
+  memo[1].push_back({0, {9, 0, 0, 0}});  // the memset's value
+  sc.on_skipped_call(memo);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0"})) << "ops 0..3 matched: the segment went";
+  ASSERT_EQ(executor_.last_patches.size(), device_only_.ops.size());
+  EXPECT_TRUE(executor_.last_patches[1].empty());
+  EXPECT_EQ(executor_.last_patches[2], memo[1]);
+  EXPECT_EQ(sc.summary().ops_of_skipped_calls, 2u);
+  EXPECT_EQ(sc.on_call(dtoh()), Action::Run);
+  EXPECT_EQ(sc.summary().calls_deferred, 1u) << "the skipped ops are not program calls";
+}
+
+TEST_F(ShortCircuitTest, OnFallBackASkippedCallsOpsAreIssuedWithTheMemosBytes) {
+  ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_, ArgumentRule::AnyBytes);
+  EXPECT_EQ(sc.on_call(kernel(42)), Action::Deferred);
+  std::vector<std::vector<ArgPatch>> memo(1);  // a call of one op: the DtoD copy, from elsewhere
+  const std::uint64_t moved = kOther + 64;
+  ArgPatch src{kCopySource, std::vector<std::uint8_t>(8)};
+  std::memcpy(src.bytes.data(), &moved, 8);
+  memo[0].push_back(src);
+  sc.on_skipped_call(memo);
+  EXPECT_TRUE(executor_.log.empty());
+  sc.on_host_visible_point("synchronized a stream");  // before the memset: the segment falls back
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"issue 0 kernel", "issue 1 copy"}));
+  ASSERT_EQ(executor_.issued.size(), 2u);
+  const auto* copy = std::get_if<CopyCall>(&executor_.issued[1]);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->src, moved);
+  EXPECT_EQ(copy->dst, device_only_.ops[1].copy.dst);
+  EXPECT_EQ(copy->bytes, 256u);
+}
+
+TEST(RecordedCall, AppliesPatchesToKernelArgumentsAndMemsetValues) {
+  const auto r = plan_of(test::parse(trace_text()));
+  ASSERT_TRUE(r.plan);
+  const KernelCall k = std::get<KernelCall>(recorded_call(r.plan->ops[0], {{8, {1, 2}}}));
+  EXPECT_EQ(k.function, r.plan->ops[0].kernel.function);
+  EXPECT_EQ(k.args[8], 1);
+  EXPECT_EQ(k.args[9], 2);
+  EXPECT_EQ(k.args[0], r.plan->ops[0].kernel.args[0]);
+  const MemsetCall m = std::get<MemsetCall>(recorded_call(r.plan->ops[2], {{0, {5, 0, 0, 0}}}));
+  EXPECT_EQ(m.value, 5u);
+  EXPECT_EQ(m.dst, kOther);
+  EXPECT_EQ(m.width, r.plan->ops[2].memset.width);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ struct MemsetCall {
 struct ArgPatch {
   std::uint32_t offset = 0;
   std::vector<std::uint8_t> bytes;
+  friend bool operator==(const ArgPatch&, const ArgPatch&) = default;
 };
 inline constexpr std::uint32_t kMemsetDestination = 8;
 inline constexpr std::uint32_t kCopySource = 0, kCopyDestination = 8;  // a device-to-device copy's ends
@@ -93,6 +94,8 @@ class IterationMatcher {
   // replayed HtoD copy must read the program's data from there, a DtoH copy write there.
   const std::vector<std::uint64_t>& host_ends() const { return host_ends_; }
   void reset();
+  // Takes the next op as matched with `patches`, without a call (a skipped library call's op).
+  void take(const std::vector<ArgPatch>& patches);
 
  private:
   template <class Call, class Check>

@@ -75,6 +75,12 @@ struct Op {
   int stream = 0;                     // schedule stream (0 when the trace is unscheduled)
   std::vector<std::size_t> waits;     // ops on other streams to wait for (schedule waits)
   std::vector<std::size_t> deps;      // reduced dependency edges, as op indices
+  // The library call (cuDNN, cuBLAS) that issued it, when the recorder saw one: its number in the
+  // trace (the tasks of one call share it; -1: none), its entry point, and the key of its inputs
+  // (library_keys.hpp) where the recorder computes one.
+  std::int64_t library_call = -1;
+  std::string library_symbol;
+  std::optional<std::uint64_t> library_key;
 };
 
 struct MemoryRange {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -21,6 +22,10 @@
 namespace nimble::replayer {
 
 using GpuCall = std::variant<KernelCall, CopyCall, MemsetCall>;
+
+// The call that does recorded op `op` with `patches` applied: how the ops of a skipped library
+// call are issued when their segment falls back.
+GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches);
 
 // Op ranges [begin, end) of the plan, launched as one unit each. A copy between the host and the
 // device is a segment of its own that the program runs itself once everything before it is on
@@ -60,6 +65,7 @@ struct ShortCircuitSummary {
   // A call matched the recording's first op and is still held back, the next did not match:
   // the same call also occurs elsewhere in the program. Not counted among the fall-backs.
   std::size_t false_starts = 0;
+  std::size_t ops_of_skipped_calls = 0;  // ops taken from the memo of a skipped library call
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
 };
 
@@ -70,6 +76,15 @@ class ShortCircuit {
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
   Action on_call(GpuCall call);
+  // A library call nimble skips (library_memo.hpp): the next patches.size() recorded ops are taken
+  // as matched with these patches, as if the library had launched them. The caller made sure the
+  // matcher is at the first op of that call's site.
+  void on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches);
+  // The next op to match, while armed.
+  std::size_t position() const { return matcher_.position(); }
+  // The patches of the ops matched so far in this iteration.
+  const std::vector<std::vector<ArgPatch>>& patches() const { return matcher_.patches(); }
+
   // The program is about to look at results (a sync, an event query, a host callback): whatever
   // is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
   // elsewhere it falls back.
@@ -94,6 +109,7 @@ class ShortCircuit {
   void fall_back(const std::string& reason, bool false_start = false);
   void launch_ready_segments();
 
+  const ReplayPlan& plan_;
   Executor& executor_;
   IterationMatcher matcher_;
   std::vector<Segment> segments_;
@@ -101,7 +117,7 @@ class ShortCircuit {
   std::size_t matched_ = 0;          // calls matched in this iteration
   struct Deferred {
     std::size_t op;
-    GpuCall call;
+    std::optional<GpuCall> call;  // none: an op of a skipped library call (recorded_call on fall-back)
   };
   std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
   bool armed_ = false;

@@ -1,0 +1,98 @@
+// Skipping the host work of library calls under `nimble run`. cuDNN spends about 15 us of host
+// time in each cudnnBackendExecute before it launches its kernel (H100, PyTorch 2.11, measured
+// with NIMBLE_HOST_TIMES); replaying the kernel does not remove that. A library call of a later
+// iteration can be skipped when what it would launch is known: the same call site of the
+// recorded iteration (the matcher is at its first op), the same inputs (its key: a hash of every
+// argument and the library state it reads, computed by the hooks), and those inputs have been
+// seen to launch exactly the same ops with the same argument bytes before. Its ops are then taken
+// as matched with those bytes, and the library is not called.
+//
+// Trust is earned, not assumed: a key must have been seen `trust` times with identical launches
+// (the recording counts as one) before it is skipped; every `recheck`-th use still runs the real
+// call and compares. If the same key ever launches different bytes, or other ops, the key misses
+// an input: the call site is never skipped again. A site holds at most `max_keys` keys (buffers
+// that ping-pong between iterations give two). CUDA-free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/call_check.hpp"
+#include "nimble/replayer/plan.hpp"
+
+namespace nimble::replayer {
+
+// One library call of the recorded iteration: ops [first_op, first_op + ops).
+struct LibrarySite {
+  std::string symbol;
+  std::size_t first_op = 0, ops = 0;
+  std::optional<std::uint64_t> recorded_key;
+  std::string not_skippable;  // why its calls always run (empty: they may be skipped)
+};
+std::vector<LibrarySite> library_sites(const ReplayPlan& plan);
+
+struct LibraryMemoOptions {
+  std::size_t trust = 2;
+  std::size_t recheck = 64;
+  std::size_t max_keys = 8;
+};
+
+using OpPatches = std::vector<std::vector<ArgPatch>>;  // per op of a site
+
+struct LibraryDecision {
+  std::size_t site = 0;
+  bool skip = false;
+  const OpPatches* patches = nullptr;  // when skipping: what the call launched with these inputs
+};
+
+struct LibrarySymbolStats {
+  std::size_t calls = 0;          // calls at a recorded site, with a key
+  std::size_t skipped = 0;
+  std::uint64_t run_ns = 0;       // host time of the calls that ran (to estimate what skipping saved)
+  std::size_t runs_timed = 0;
+};
+
+class LibraryMemo {
+ public:
+  explicit LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options = {});
+
+  const std::vector<LibrarySite>& sites() const { return sites_; }
+  // The site of `symbol` whose first op is `op`, or nullopt.
+  std::optional<std::size_t> site_at(std::size_t op, const std::string& symbol) const;
+
+  // A call at `site` with inputs `key` is about to be made.
+  LibraryDecision decide(std::size_t site, std::uint64_t key);
+  // It ran (not skipped) and took `host_ns`. `patches`: what its ops were launched with, when all
+  // of the site's ops matched in order during the call; nullopt when they did not.
+  void observed(std::size_t site, std::uint64_t key, const std::optional<OpPatches>& patches, std::uint64_t host_ns);
+
+  const std::map<std::string, LibrarySymbolStats>& stats() const { return stats_; }
+  // Sites never skipped again, with why ("task 12 (...): the same inputs launched other bytes").
+  const std::vector<std::string>& disabled() const { return disabled_reasons_; }
+
+ private:
+  struct Entry {
+    OpPatches patches;
+    std::size_t seen = 0;  // identical launches observed
+    std::size_t uses = 0;
+  };
+  struct SiteState {
+    std::map<std::uint64_t, Entry> keys;
+    bool disabled = false;
+  };
+  void disable(std::size_t site, const std::string& why);
+
+  LibraryMemoOptions options_;
+  const ReplayPlan& plan_;
+  std::vector<LibrarySite> sites_;
+  std::map<std::size_t, std::size_t> site_by_first_op_;
+  std::vector<SiteState> state_;
+  std::map<std::string, LibrarySymbolStats> stats_;
+  std::vector<std::string> disabled_reasons_;
+};
+
+}  // namespace nimble::replayer

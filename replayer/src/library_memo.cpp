@@ -1,0 +1,121 @@
+#include "nimble/replayer/library_memo.hpp"
+
+#include <algorithm>
+
+namespace nimble::replayer {
+namespace {
+
+// Ops a skipped call can stand for: work the short-circuit launches from its graphs. A host copy
+// or a sync inside a library call needs the program's own call.
+std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::size_t end, bool has_key) {
+  if (!has_key) return "the recorder computed no key for its inputs";
+  for (std::size_t i = first; i < end; ++i) {
+    const Op& op = plan.ops[i];
+    if (op.kind == OpKind::Nop) return describe_op(op) + " inside it launches nothing (a sync)";
+    if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
+      return describe_op(op) + " inside it copies to or from the host";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
+  std::vector<LibrarySite> sites;
+  std::size_t i = 0;
+  while (i < plan.ops.size()) {
+    const std::int64_t call = plan.ops[i].library_call;
+    std::size_t end = i + 1;
+    if (call < 0) {
+      i = end;
+      continue;
+    }
+    while (end < plan.ops.size() && plan.ops[end].library_call == call) ++end;
+    LibrarySite site;
+    site.symbol = plan.ops[i].library_symbol;
+    site.first_op = i;
+    site.ops = end - i;
+    site.recorded_key = plan.ops[i].library_key;
+    site.not_skippable = why_not_skippable(plan, i, end, site.recorded_key.has_value());
+    // The same call's ops elsewhere (not contiguous): other work came in between; never skip it.
+    for (std::size_t j = end; j < plan.ops.size() && site.not_skippable.empty(); ++j) {
+      if (plan.ops[j].library_call == call) site.not_skippable = "its ops are not contiguous in the iteration";
+    }
+    sites.push_back(std::move(site));
+    i = end;
+  }
+  return sites;
+}
+
+LibraryMemo::LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options)
+    : options_(options), plan_(plan), sites_(library_sites(plan)), state_(sites_.size()) {
+  options_.trust = std::max<std::size_t>(1, options_.trust);
+  options_.recheck = std::max<std::size_t>(1, options_.recheck);
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    site_by_first_op_[sites_[s].first_op] = s;
+    if (!sites_[s].not_skippable.empty()) {
+      state_[s].disabled = true;
+      continue;
+    }
+    // The recording is the first observation of its key: launched exactly the recorded bytes.
+    Entry recorded;
+    recorded.patches.assign(sites_[s].ops, {});
+    recorded.seen = 1;
+    state_[s].keys.emplace(*sites_[s].recorded_key, std::move(recorded));
+  }
+}
+
+std::optional<std::size_t> LibraryMemo::site_at(std::size_t op, const std::string& symbol) const {
+  auto it = site_by_first_op_.find(op);
+  if (it == site_by_first_op_.end() || sites_[it->second].symbol != symbol) return std::nullopt;
+  return it->second;
+}
+
+LibraryDecision LibraryMemo::decide(std::size_t site, std::uint64_t key) {
+  LibraryDecision d;
+  d.site = site;
+  ++stats_[sites_.at(site).symbol].calls;
+  SiteState& state = state_[site];
+  if (state.disabled) return d;
+  auto it = state.keys.find(key);
+  if (it == state.keys.end() || it->second.seen < options_.trust) return d;
+  Entry& entry = it->second;
+  if (++entry.uses % options_.recheck == 0) return d;  // run it now and then, and compare
+  d.skip = true;
+  d.patches = &entry.patches;
+  ++stats_[sites_[site].symbol].skipped;
+  return d;
+}
+
+void LibraryMemo::observed(std::size_t site, std::uint64_t key, const std::optional<OpPatches>& patches,
+                           std::uint64_t host_ns) {
+  LibrarySymbolStats& stats = stats_[sites_.at(site).symbol];
+  stats.run_ns += host_ns;
+  ++stats.runs_timed;
+  SiteState& state = state_[site];
+  if (state.disabled) return;
+  auto it = state.keys.find(key);
+  if (!patches) {
+    // Its ops did not match the recording. With inputs seen before, the key failed to tell.
+    if (it != state.keys.end()) disable(site, "inputs seen before launched other work than the recording");
+    return;
+  }
+  if (it == state.keys.end()) {
+    if (state.keys.size() < options_.max_keys) state.keys.emplace(key, Entry{*patches, 1, 0});
+    return;
+  }
+  if (it->second.patches != *patches) {
+    disable(site, "the same inputs launched other argument bytes (the key misses an input)");
+    return;
+  }
+  ++it->second.seen;
+}
+
+void LibraryMemo::disable(std::size_t site, const std::string& why) {
+  state_[site].disabled = true;
+  state_[site].keys.clear();
+  disabled_reasons_.push_back(sites_[site].symbol + " at " + describe_op(plan_.ops[sites_[site].first_op]) + ": " + why);
+}
+
+}  // namespace nimble::replayer

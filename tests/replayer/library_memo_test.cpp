@@ -1,0 +1,127 @@
+// LibraryMemo: which recorded library calls may be skipped, and when a call's inputs are trusted.
+#include "nimble/replayer/library_memo.hpp"
+
+#include <gtest/gtest.h>
+
+#include "call_trace.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+// The call-trace iteration with ops 0 and 1 issued by one cudnnBackendExecute (key 0xabc), the
+// memset by a cublasLtMatmul with no key.
+ReplayPlan library_plan(CopyDirection copy = CopyDirection::DtoD) {
+  auto r = test::plan_of(test::parse(trace_text()));
+  EXPECT_TRUE(r.plan) << test::joined(r);
+  ReplayPlan plan = std::move(*r.plan);
+  plan.ops[1].copy.direction = copy;
+  for (std::size_t i : {0, 1}) {
+    plan.ops[i].library_call = 5;
+    plan.ops[i].library_symbol = "cudnnBackendExecute";
+    plan.ops[i].library_key = 0xabc;
+  }
+  plan.ops[2].library_call = 6;
+  plan.ops[2].library_symbol = "cublasLtMatmul";
+  return plan;
+}
+
+OpPatches patch_of(std::uint8_t seed) { return {{{8, {seed}}}, {}}; }
+
+TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
+  const ReplayPlan plan = library_plan();
+  const auto sites = library_sites(plan);
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].symbol, "cudnnBackendExecute");
+  EXPECT_EQ(sites[0].first_op, 0u);
+  EXPECT_EQ(sites[0].ops, 2u);
+  EXPECT_EQ(sites[0].recorded_key, 0xabcu);
+  EXPECT_EQ(sites[0].not_skippable, "");
+  EXPECT_NE(sites[1].not_skippable.find("no key"), std::string::npos);
+
+  const auto host = library_sites(library_plan(CopyDirection::HtoD));
+  EXPECT_NE(host[0].not_skippable.find("copies to or from the host"), std::string::npos) << host[0].not_skippable;
+
+  ReplayPlan split = library_plan();
+  split.ops[4].library_call = 5;  // the DtoH copy too, after other work
+  EXPECT_NE(library_sites(split)[0].not_skippable.find("not contiguous"), std::string::npos);
+}
+
+TEST(LibraryMemo, TheRecordedInputsAreSkippedOnceSeenAgainWithTheSameLaunches) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan);
+  ASSERT_EQ(memo.site_at(0, "cudnnBackendExecute"), 0u);
+  EXPECT_FALSE(memo.site_at(0, "cublasLtMatmul"));
+  EXPECT_FALSE(memo.site_at(1, "cudnnBackendExecute"));
+  EXPECT_FALSE(memo.decide(0, 0xabc).skip) << "seen once (the recording): run it and compare";
+  memo.observed(0, 0xabc, OpPatches(2), 1000);
+  const LibraryDecision d = memo.decide(0, 0xabc);
+  EXPECT_TRUE(d.skip);
+  ASSERT_NE(d.patches, nullptr);
+  EXPECT_EQ(*d.patches, OpPatches(2));
+  EXPECT_EQ(memo.stats().at("cudnnBackendExecute").calls, 2u);
+  EXPECT_EQ(memo.stats().at("cudnnBackendExecute").skipped, 1u);
+  EXPECT_EQ(memo.stats().at("cudnnBackendExecute").run_ns, 1000u);
+}
+
+TEST(LibraryMemo, OtherInputsAreLearnedWithTheirPatches) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan);
+  EXPECT_FALSE(memo.decide(0, 0x2).skip);
+  memo.observed(0, 0x2, patch_of(7), 1);
+  EXPECT_FALSE(memo.decide(0, 0x2).skip) << "seen once";
+  memo.observed(0, 0x2, patch_of(7), 1);
+  const LibraryDecision d = memo.decide(0, 0x2);
+  ASSERT_TRUE(d.skip);
+  EXPECT_EQ(*d.patches, patch_of(7));
+}
+
+TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan, {2, 3, 8});
+  memo.observed(0, 0xabc, OpPatches(2), 1);
+  EXPECT_TRUE(memo.decide(0, 0xabc).skip);
+  EXPECT_TRUE(memo.decide(0, 0xabc).skip);
+  EXPECT_FALSE(memo.decide(0, 0xabc).skip);
+  EXPECT_TRUE(memo.decide(0, 0xabc).skip);
+}
+
+TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan);
+  memo.observed(0, 0xabc, patch_of(1), 1);  // the recorded inputs, other bytes: a hidden input
+  ASSERT_EQ(memo.disabled().size(), 1u);
+  EXPECT_NE(memo.disabled()[0].find("the same inputs launched other argument bytes"), std::string::npos)
+      << memo.disabled()[0];
+  EXPECT_NE(memo.disabled()[0].find("task 0"), std::string::npos) << memo.disabled()[0];
+  memo.observed(0, 0xabc, OpPatches(2), 1);
+  memo.observed(0, 0xabc, OpPatches(2), 1);
+  EXPECT_FALSE(memo.decide(0, 0xabc).skip);
+
+  LibraryMemo other(plan);
+  other.observed(0, 0xabc, std::nullopt, 1);  // known inputs, and the ops did not match
+  EXPECT_EQ(other.disabled().size(), 1u);
+  LibraryMemo unknown(plan);
+  unknown.observed(0, 0x77, std::nullopt, 1);  // new inputs that launched other work: nothing learned
+  EXPECT_TRUE(unknown.disabled().empty());
+  EXPECT_FALSE(unknown.decide(0, 0x77).skip);
+}
+
+TEST(LibraryMemo, ASiteKeepsAtMostMaxKeys) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan, {1, 64, 2});  // trust after one sighting; the recorded key and one more
+  memo.observed(0, 0x2, patch_of(2), 1);
+  memo.observed(0, 0x3, patch_of(3), 1);
+  EXPECT_TRUE(memo.decide(0, 0x2).skip);
+  EXPECT_FALSE(memo.decide(0, 0x3).skip);
+}
+
+TEST(LibraryMemo, CallsWithoutAKeyOrWithHostCopiesAreNeverSkipped) {
+  const ReplayPlan plan = library_plan(CopyDirection::HtoD);
+  LibraryMemo memo(plan, {1, 64, 8});
+  memo.observed(0, 0xabc, OpPatches(2), 1);
+  EXPECT_FALSE(memo.decide(0, 0xabc).skip);
+  EXPECT_FALSE(memo.decide(1, 0x1).skip);
+}
+
+}  // namespace
+}  // namespace nimble::replayer
