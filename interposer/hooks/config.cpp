@@ -114,6 +114,13 @@ Config parse_config(const GetEnv& getenv) {
   if (auto n = get("NIMBLE_RUN_COMPARE"); !n.empty() && n != "0" && !parse_positive_int(n, c.run_compare)) {
     c.errors.push_back("NIMBLE_RUN_COMPARE=" + std::string(n) + " is not a number of iterations per block (a positive integer, or 0)");
   }
+  if (auto k = get("NIMBLE_RUN_SKIP_LIBRARY"); !k.empty()) {
+    if (k == "0" || k == "1") {
+      c.run_skip_library = k == "1";
+    } else {
+      c.errors.push_back("NIMBLE_RUN_SKIP_LIBRARY=" + std::string(k) + " is not 0 or 1");
+    }
+  }
   if (auto o = get("NIMBLE_RUN_OUTPUT"); !o.empty()) c.run_output = std::string(o);
 
   if (!c.errors.empty()) c.record = false;

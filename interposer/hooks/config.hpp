@@ -41,6 +41,9 @@ struct Config {
   // NIMBLE_RUN_COMPARE=N: alternate blocks of N replayed iterations and N iterations the program
   // issues itself, timing each, to measure the speedup inside one process (0: off).
   int run_compare = 0;
+  // NIMBLE_RUN_SKIP_LIBRARY=0 turns off skipping cuDNN/cuBLAS calls whose inputs and launches
+  // are known (library_memo.hpp), and remembering cuBLASLt heuristics.
+  bool run_skip_library = true;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   // NIMBLE_HOST_TIMES=1: count intercepted calls and their host time; print the table at exit.
   bool host_times = false;

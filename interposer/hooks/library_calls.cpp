@@ -2,24 +2,20 @@
 // They work for callers that resolve these names through the global scope (ordinary dynamic
 // linking, e.g. libtorch_cuda's PLT calls); a library that dlsym()s them from a handle, or links
 // them statically, bypasses this and its tasks get "library_call": null (docs/recording.md).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include <cublasLt.h>
-#include <cublas_v2.h>
-#include <cudnn.h>
-#pragma GCC diagnostic pop
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 
 #include "host_timing.hpp"
+#include "library_calls.hpp"
+#include "library_keys.hpp"
+#include "library_queries.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
 
 namespace nimble::hooks {
 namespace {
-
-enum class Library { cublas, cublasLt, cudnn };
 
 struct LibraryInfo {
   const char* sonames[4];
@@ -48,8 +44,52 @@ constexpr LibraryHookInfo kLibraryHooks[] = {
 #include "library_calls.def"
 };
 
-thread_local const char* t_library_call = nullptr;
+// What a hook does beside labelling tasks (library_calls.def).
+enum class Kind { Plain, Replayable, Followed, Remembered };
+template <LibraryHookId Id>
+struct Behaviour {
+  static constexpr Kind kind = Kind::Plain;
+};
+#define NIMBLE_LIBRARY_HOOK(library, symbol)
+#define NIMBLE_LIBRARY_REPLAYABLE(library, symbol)                                   \
+  template <>                                                                        \
+  struct Behaviour<LibraryHookId::k_##symbol> {                                      \
+    static constexpr Kind kind = Kind::Replayable;                                   \
+    template <class... A>                                                            \
+    static std::optional<std::uint64_t> key(A... a) { return key_##symbol(a...); } \
+  };
+#define NIMBLE_LIBRARY_FOLLOWED(library, symbol)          \
+  template <>                                             \
+  struct Behaviour<LibraryHookId::k_##symbol> {           \
+    static constexpr Kind kind = Kind::Followed;          \
+    template <class... A>                                 \
+    static void after(A... a) { after_##symbol(a...); }   \
+  };
+#define NIMBLE_LIBRARY_REMEMBERED(library, symbol)                                      \
+  template <>                                                                           \
+  struct Behaviour<LibraryHookId::k_##symbol> {                                         \
+    static constexpr Kind kind = Kind::Remembered;                                      \
+    template <class F, class... A>                                                      \
+    static auto call(F real, A... a) { return remembered_##symbol(real, a...); }       \
+  };
+#include "library_calls.def"
+
+thread_local LibraryCall t_call;  // the outermost call of this thread (symbol null: none)
+std::atomic<std::int64_t> g_next_call_id{0};
 std::atomic<void*> g_library_real[static_cast<unsigned>(LibraryHookId::count)];
+
+void* find_in_library(Library library, const char* name, const void* own_wrapper) {
+  const LibraryInfo& lib = kLibraries[static_cast<unsigned>(library)];
+  for (const char* soname : lib.sonames) {
+    if (!soname) break;
+    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) {
+      void* p = real_dlsym()(handle, name);
+      dlclose(handle);  // drops only the reference NOLOAD added
+      if (p && p != own_wrapper) return p;
+    }
+  }
+  return nullptr;
+}
 
 // The library's own function: from the already-loaded library (it may be in a local scope that
 // RTLD_NEXT cannot see), else the next definition after nimble.
@@ -58,16 +98,7 @@ void* resolve_library_real(LibraryHookId id, void* own_wrapper) {
   void* p = slot.load(std::memory_order_acquire);
   if (p) return p;
   const LibraryHookInfo& hook = kLibraryHooks[static_cast<unsigned>(id)];
-  const LibraryInfo& lib = kLibraries[static_cast<unsigned>(hook.library)];
-  for (const char* soname : lib.sonames) {
-    if (!soname) break;
-    if (void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD)) {
-      p = real_dlsym()(handle, hook.symbol);
-      dlclose(handle);  // drops only the reference NOLOAD added
-      if (p && p != own_wrapper) break;
-      p = nullptr;
-    }
-  }
+  p = find_in_library(hook.library, hook.symbol, own_wrapper);
   if (!p) p = real_dlsym()(RTLD_NEXT, hook.symbol);
   if (p == own_wrapper) p = nullptr;
   if (p) slot.store(p, std::memory_order_release);
@@ -75,16 +106,25 @@ void* resolve_library_real(LibraryHookId id, void* own_wrapper) {
 }
 
 // Marks this thread as inside a library call; the outermost call wins when they nest
-// (cublasSgemm_v2 calling cublasLtMatmul stays "cublasSgemm_v2").
+// (cublasSgemm_v2 calling cublasLtMatmul stays "cublasSgemm_v2"). The program's own calls are
+// numbered while tasks are recorded, so the trace tells which tasks one call issued.
 class LibraryCallScope {
  public:
-  explicit LibraryCallScope(const char* name) : outer_(t_library_call) {
-    if (!outer_) t_library_call = name;
+  explicit LibraryCallScope(const char* symbol) : outermost_(t_call.symbol == nullptr && !inside_nimble()) {
+    if (!outermost_) return;
+    t_call.symbol = symbol;
+    t_call.id = recording() && tasks_matter() ? g_next_call_id.fetch_add(1, std::memory_order_relaxed) : -1;
+    t_call.key.reset();
   }
-  ~LibraryCallScope() { t_library_call = outer_; }
+  ~LibraryCallScope() {
+    if (outermost_) t_call = LibraryCall();
+  }
+  // A call the program made itself (not one a library makes inside another).
+  bool outermost() const { return outermost_; }
+  void set_key(std::optional<std::uint64_t> key) { t_call.key = key; }
 
  private:
-  const char* outer_;
+  bool outermost_;
 };
 
 template <LibraryHookId Id, class Fn>
@@ -92,6 +132,9 @@ struct LibraryHook;
 
 template <LibraryHookId Id, class R, class... A>
 struct LibraryHook<Id, R (*)(A...)> {
+  using Fn = R (*)(A...);
+  using B = Behaviour<Id>;
+
   static R wrapper(A... args) {
     if (__builtin_expect(host_timing(), 0)) {
       HostTimer timer(kHookCount + static_cast<std::size_t>(Id));
@@ -101,20 +144,52 @@ struct LibraryHook<Id, R (*)(A...)> {
   }
 
   __attribute__((always_inline)) static R dispatch(A... args) {
-    using Fn = R (*)(A...);
-    const auto real = reinterpret_cast<Fn>(
-        resolve_library_real(Id, reinterpret_cast<void*>(&wrapper)));
+    const auto real = reinterpret_cast<Fn>(resolve_library_real(Id, reinterpret_cast<void*>(&wrapper)));
     const LibraryHookInfo& hook = kLibraryHooks[static_cast<unsigned>(Id)];
     if (!real) return static_cast<R>(kLibraries[static_cast<unsigned>(hook.library)].missing_status);
-    if (!recording()) return real(args...);
+    if (__builtin_expect(!recording() && !running(), 1)) return real(args...);
     LibraryCallScope scope(hook.symbol);
-    return real(args...);
+    if constexpr (B::kind == Kind::Followed) {
+      const R result = real(args...);
+      if (scope.outermost() && result == R{}) B::after(args...);
+      return result;
+    } else if constexpr (B::kind == Kind::Remembered) {
+      if (scope.outermost() && running() && !in_plain_phase() && config().run_skip_library) return B::call(real, args...);
+      return real(args...);
+    } else if constexpr (B::kind == Kind::Replayable) {
+      if (!scope.outermost()) return real(args...);
+      return replayable(real, scope, hook.symbol, args...);
+    } else {
+      return real(args...);
+    }
+  }
+
+  // While recording, the key goes into the trace with the tasks; while replaying, the call may be
+  // skipped (run_mode.hpp decides), or runs and is compared with what is known of its inputs.
+  static R replayable(Fn real, LibraryCallScope& scope, const char* symbol, A... args) {
+    if (recording()) {
+      if (tasks_matter()) scope.set_key(B::key(args...));
+      return real(args...);
+    }
+    if (!running() || in_plain_phase()) return real(args...);
+    const std::optional<std::uint64_t> key = B::key(args...);
+    if (!key) return real(args...);
+    const LibraryTurn turn = library_call_begins(symbol, *key);
+    if (turn.skip) return R{};  // CUDNN_STATUS_SUCCESS, CUBLAS_STATUS_SUCCESS
+    if (!turn.observe) return real(args...);
+    const auto start = std::chrono::steady_clock::now();
+    const R result = real(args...);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    library_call_ended(turn, result == R{}, static_cast<std::uint64_t>(ns.count()));
+    return result;
   }
 };
 
 }  // namespace
 
-const char* current_library_call() { return t_library_call; }
+const LibraryCall* current_library_call() { return t_call.symbol ? &t_call : nullptr; }
+
+void* library_function(Library library, const char* name) { return find_in_library(library, name, nullptr); }
 
 std::size_t library_hook_count() { return static_cast<std::size_t>(LibraryHookId::count); }
 
@@ -152,6 +227,9 @@ using CublasGemmStridedBatchedExFn = cublasStatus_t (*)(
       ".size " #symbol ", .-" #symbol "\n"                                                    \
       ".popsection\n");
 #define NIMBLE_LIBRARY_HOOK(library, symbol) NIMBLE_LIBRARY_EXPORT(symbol, decltype(&::symbol))
+#define NIMBLE_LIBRARY_REPLAYABLE(library, symbol) NIMBLE_LIBRARY_HOOK(library, symbol)
+#define NIMBLE_LIBRARY_FOLLOWED(library, symbol) NIMBLE_LIBRARY_HOOK(library, symbol)
+#define NIMBLE_LIBRARY_REMEMBERED(library, symbol) NIMBLE_LIBRARY_HOOK(library, symbol)
 #define NIMBLE_LIBRARY_HOOK_TYPED(library, symbol, type) \
   NIMBLE_LIBRARY_EXPORT(symbol, nimble::hooks::type)
 #include "library_calls.def"

@@ -13,6 +13,7 @@
 
 #include "capture.hpp"
 #include "host_timing.hpp"
+#include "library_calls.hpp"
 #include "real_driver.hpp"
 #include "signature.hpp"
 
@@ -136,8 +137,10 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
         describe(event);
       }
       event.detail["api"] = call.hook.symbol;
-      const char* library = current_library_call();
-      event.detail["library_call"] = library ? trace::json(library) : trace::json(nullptr);
+      const LibraryCall* library = current_library_call();
+      event.detail["library_call"] = library ? trace::json(library->symbol) : trace::json(nullptr);
+      if (library && library->id >= 0) event.detail["library_call_id"] = library->id;
+      if (library && library->key) event.detail["library_key"] = trace::hex_address(*library->key);
       if (correlation) event.detail["correlation_id"] = correlation;
       s.engine->task(std::move(event));
     }

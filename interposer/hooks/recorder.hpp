@@ -110,8 +110,6 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
   return result;
 }
 
-// The library entry point (cuBLAS, cuDNN, ...) this thread is inside, or nullptr.
-const char* current_library_call();
 
 // Report a problem once per message on stderr ("nimble: ...").
 void log_message(const std::string& message);

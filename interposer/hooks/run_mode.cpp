@@ -10,7 +10,9 @@
 #include <set>
 
 #include "config.hpp"
+#include "library_queries.hpp"
 #include "nimble/replayer/comparison.hpp"
+#include "nimble/replayer/library_memo.hpp"
 #include "nimble/replayer/run_executor.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
@@ -30,6 +32,7 @@ struct RunState {
   std::vector<replayer::Segment> segments;
   std::unique_ptr<replayer::GraphExecutor> executor;
   std::unique_ptr<replayer::ShortCircuit> short_circuit;
+  std::unique_ptr<replayer::LibraryMemo> memo;  // which library calls are skipped
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
   trace::json setup;         // what was built, for the summary file
@@ -117,6 +120,40 @@ std::string comparison_text(const replayer::Comparison& c) {
   return line;
 }
 
+trace::json library_json(const replayer::LibraryMemo& memo) {
+  trace::json calls = trace::json::object();
+  for (const auto& [symbol, s] : memo.stats()) {
+    const double mean_us = s.runs_timed ? static_cast<double>(s.run_ns) / 1e3 / static_cast<double>(s.runs_timed) : 0.0;
+    calls[symbol] = {{"calls", s.calls}, {"skipped", s.skipped}, {"run_us_mean", mean_us},
+                     {"saved_ms_estimate", mean_us * static_cast<double>(s.skipped) / 1e3}};
+  }
+  const QueryStats q = query_stats();
+  return {{"calls", calls},
+          {"never_skipped", memo.disabled()},
+          {"heuristics_answered_from_memory", q.answered},
+          {"heuristics_asked", q.asked},
+          {"heuristics_unstable", q.unstable}};
+}
+
+std::string library_text(const replayer::LibraryMemo& memo) {
+  std::string text;
+  char line[300];
+  for (const auto& [symbol, s] : memo.stats()) {
+    const double mean_us = s.runs_timed ? static_cast<double>(s.run_ns) / 1e3 / static_cast<double>(s.runs_timed) : 0.0;
+    std::snprintf(line, sizeof line, "nimble run: %s: %zu of %zu calls skipped (%.1f us each when run: about %.1f ms saved)\n",
+                  symbol.c_str(), s.skipped, s.calls, mean_us, mean_us * static_cast<double>(s.skipped) / 1e3);
+    text += line;
+  }
+  for (const std::string& why : memo.disabled()) text += "nimble run: never skipped again: " + why + "\n";
+  const QueryStats q = query_stats();
+  if (q.answered || q.asked) {
+    std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s\n", q.answered,
+                  q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "");
+    text += line;
+  }
+  return text;
+}
+
 void write_summary() {
   RunState& r = *g_run;
   const replayer::ShortCircuitSummary& s = r.short_circuit->summary();
@@ -135,6 +172,7 @@ void write_summary() {
                          {"graphs", graph_stats(r.executor->stats())},
                          {"fallbacks", fallbacks}};
   if (r.comparison) summary["compare"] = comparison_json(*r.comparison);
+  if (r.memo) summary["library"] = library_json(*r.memo);
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + r.summary_path + ": " + *error);
   }
@@ -153,6 +191,7 @@ void at_exit() {
     }
     g_plain_phase.store(false, std::memory_order_relaxed);
     std::string text = g_run->short_circuit->summary_text();
+    if (g_run->memo) text += library_text(*g_run->memo);
     if (g_run->comparison) text += comparison_text(*g_run->comparison);
     std::fwrite(text.data(), 1, text.size(), stderr);
     write_summary();
@@ -168,6 +207,17 @@ bool cuda_knows_address(std::uint64_t value) {
   return g_run->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS;
 }
 
+// --compare: once the block's last replayed iteration has matched whole, the next iterations are
+// the program's own.
+void end_replayed_block_if_done(RunState& r, replayer::Comparison& c) {
+  replayer::ShortCircuit& sc = *r.short_circuit;
+  if (c.block_done() && sc.armed() && sc.awaiting_iteration()) {
+    c.switch_phase();
+    r.plain_calls = r.iteration_calls;  // the next call, if it is the first, begins an iteration
+    g_plain_phase.store(true, std::memory_order_relaxed);
+  }
+}
+
 // --compare, after a call went to the short-circuit: did it begin an iteration; did it end a block?
 void note_replayed_call(RunState& r, replayer::Comparison& c, std::size_t started_before, bool previous_whole) {
   replayer::ShortCircuit& sc = *r.short_circuit;
@@ -175,12 +225,7 @@ void note_replayed_call(RunState& r, replayer::Comparison& c, std::size_t starte
     c.iteration_began(now_ns(), r.plain_previous_whole.value_or(previous_whole));
     r.plain_previous_whole.reset();
   }
-  // The block's last iteration has matched whole: the next ones are the program's own.
-  if (c.block_done() && sc.armed() && sc.awaiting_iteration()) {
-    c.switch_phase();
-    r.plain_calls = r.iteration_calls;  // the next call, if it is the first, begins an iteration
-    g_plain_phase.store(true, std::memory_order_relaxed);
-  }
+  end_replayed_block_if_done(r, c);
 }
 
 }  // namespace
@@ -240,6 +285,7 @@ void start_short_circuit(trace::Trace trace) {
     const auto rule = run->plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
     run->short_circuit =
         std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &cuda_knows_address, *run->executor, rule);
+    if (config().run_skip_library) run->memo = std::make_unique<replayer::LibraryMemo>(run->plan);
     run->summary_path = run_output_path(config(), trace_output_path());
     run->setup = {{"ops", run->plan.ops.size()},
                   {"segments", run->segments.size()},
@@ -302,6 +348,54 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCa
     log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
     return false;
   }
+}
+
+LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
+  LibraryTurn turn;
+  if (!g_run) return turn;
+  std::lock_guard<std::mutex> lock(g_run->mu);
+  RunState& r = *g_run;
+  if (!running() || !r.memo) return turn;
+  replayer::ShortCircuit& sc = *r.short_circuit;
+  if (!sc.armed() || sc.awaiting_iteration()) return turn;  // only inside a recorded iteration
+  const std::optional<std::size_t> site = r.memo->site_at(sc.position(), symbol);
+  if (!site) return turn;
+  InternalScope internal;
+  const replayer::LibraryDecision decision = r.memo->decide(*site, key);
+  if (!decision.skip) {
+    turn.observe = true;
+    turn.site = *site;
+    turn.key = key;
+    turn.started = sc.iterations_started();
+    return turn;
+  }
+  turn.skip = true;  // from here on the call's ops are nimble's to issue, whatever happens
+  try {
+    sc.on_skipped_call(*decision.patches);
+    if (r.comparison) end_replayed_block_if_done(r, *r.comparison);
+  } catch (const std::exception& e) {
+    g_running.store(false, std::memory_order_relaxed);
+    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+  }
+  return turn;
+}
+
+void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t host_ns) {
+  if (!g_run) return;
+  std::lock_guard<std::mutex> lock(g_run->mu);
+  RunState& r = *g_run;
+  if (!r.memo) return;
+  const replayer::ShortCircuit& sc = *r.short_circuit;
+  const replayer::LibrarySite& site = r.memo->sites().at(turn.site);
+  // Whole: still the same iteration, and exactly the site's ops matched during the call.
+  std::size_t end = site.first_op + site.ops;
+  while (end < r.plan.ops.size() && r.plan.ops[end].kind == replayer::OpKind::Nop) ++end;
+  std::optional<replayer::OpPatches> patches;
+  if (succeeded && sc.armed() && sc.iterations_started() == turn.started && sc.position() == end) {
+    const auto first = sc.patches().begin() + static_cast<std::ptrdiff_t>(site.first_op);
+    patches.emplace(first, first + static_cast<std::ptrdiff_t>(site.ops));
+  }
+  r.memo->observed(turn.site, turn.key, patches, host_ns);
 }
 
 void short_circuit_host_visible(const char* what) {

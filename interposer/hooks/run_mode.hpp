@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "hook_table.hpp"
@@ -31,6 +32,19 @@ inline bool in_plain_phase() { return g_plain_phase.load(std::memory_order_relax
 // where iterations begin and times them. True: the program runs the call itself; false: the
 // block has ended and the call goes to the short-circuit (short_circuit_takes).
 bool short_circuit_passes(const char* kind, std::uint64_t signature);
+
+// A library call nimble run may skip (library_calls.def), with inputs `key`, is about to be made:
+// `skip` when its ops are taken from what is known of these inputs (the library is not called);
+// `observe` when it runs inside a recorded iteration and library_call_ended must follow.
+struct LibraryTurn {
+  bool skip = false;
+  bool observe = false;
+  std::size_t site = 0;
+  std::uint64_t key = 0;
+  std::size_t started = 0;  // the short-circuit's iteration count when the call began
+};
+LibraryTurn library_call_begins(const char* symbol, std::uint64_t key);
+void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t host_ns);
 
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.

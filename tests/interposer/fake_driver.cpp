@@ -5,6 +5,8 @@
 #undef cuGetProcAddress  // define the v1 symbol itself, not the header's alias for _v2
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -41,10 +43,55 @@ void fake::called(const char* name) {
   ++g_counts[name];
 }
 
+namespace {
+std::uint64_t g_work_digest = 0xcbf29ce484222325ULL;
+std::uint64_t g_work_kernels = 0;
+}  // namespace
+
+std::vector<std::uint8_t> fake::kernel_args(CUfunction f, void** params, void** extra) {
+  std::vector<std::uint8_t> bytes;
+  if (!f) return bytes;
+  if (extra) {  // {BUFFER_POINTER, p, BUFFER_SIZE, &size, END}
+    const auto* p = static_cast<const std::uint8_t*>(extra[1]);
+    const std::size_t size = *static_cast<const std::size_t*>(extra[3]);
+    return std::vector<std::uint8_t>(p, p + size);
+  }
+  const auto& layout = reinterpret_cast<FakeKernel*>(f)->params;
+  for (std::size_t i = 0; i < layout.size() && params; ++i) {
+    bytes.resize(layout[i].first + layout[i].second);
+    std::memcpy(bytes.data() + layout[i].first, params[i], layout[i].second);
+  }
+  return bytes;
+}
+
+void fake::ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto step = [](std::uint64_t h, std::uint8_t byte) { return (h ^ byte) * 0x100000001b3ULL; };
+  // By name: the kernel's address changes from process to process.
+  for (const char* c = reinterpret_cast<FakeKernel*>(f)->mangled; *c; ++c) {
+    g_work_digest = step(g_work_digest, static_cast<std::uint8_t>(*c));
+  }
+  for (std::uint8_t b : args) g_work_digest = step(g_work_digest, b);
+  ++g_work_kernels;
+  if (std::getenv("FAKE_DRIVER_LOG")) {
+    std::fprintf(stderr, "ran %s", reinterpret_cast<FakeKernel*>(f)->mangled);
+    for (std::uint8_t b : args) std::fprintf(stderr, "%02x", b);
+    std::fprintf(stderr, "\n");
+  }
+}
+
 extern "C" {
 
 // Test helpers (not part of the driver API).
 const char* fake_driver_last_call() { return g_last_call.c_str(); }
+std::uint64_t fake_driver_work_digest() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_work_digest;
+}
+std::uint64_t fake_driver_work_kernels() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_work_kernels;
+}
 int fake_driver_count(const char* name) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_counts.find(name);
@@ -78,17 +125,24 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* offset, size_t* size
 }
 
 // The same work as cuLaunchKernel, reachable without nimble in between (for the overhead test).
-static CUresult direct_launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, CUstream, void**, void**) {
+static CUresult direct_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, CUstream, void** params, void** extra) {
   called("cuLaunchKernel");
+  fake::ran_kernel(f, fake::kernel_args(f, params, extra));
   return CUDA_SUCCESS;
 }
 void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launch); }
 
 #define FAKE_LAUNCH(name)                                                                      \
-  CUresult name(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
-                CUstream s, void**, void**) {                                                  \
-    called(s && fake::capturing(s) ? "captured" : #name);                                      \
+  CUresult name(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+                CUstream s, void** params, void** extra) {                                     \
+    const bool capture = s && fake::capturing(s);                                              \
+    called(capture ? "captured" : #name);                                                      \
+    if (capture) {                                                                             \
+      fake::captured(s, f, fake::kernel_args(f, params, extra));                               \
+    } else {                                                                                   \
+      fake::ran_kernel(f, fake::kernel_args(f, params, extra));                                \
+    }                                                                                          \
     return CUDA_SUCCESS;                                                                       \
   }
 FAKE_LAUNCH(cuLaunchKernel)
@@ -115,7 +169,9 @@ CUresult cuMemcpyDtoHAsync_v2(void*, CUdeviceptr, size_t, CUstream) {
 }
 CUresult cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t) { called("cuMemcpyDtoH_v2"); return CUDA_SUCCESS; }
 CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream s) {
-  called(s && fake::capturing(s) ? "captured" : "cuMemsetD32Async");
+  const bool capture = s && fake::capturing(s);
+  called(capture ? "captured" : "cuMemsetD32Async");
+  if (capture) fake::captured(s, nullptr, {});
   return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void* out, CUpointer_attribute, CUdeviceptr p) {

@@ -4,6 +4,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace fake {
 
@@ -23,5 +25,14 @@ struct Entry {
 const Entry* graph_entries(std::size_t* count);
 // Whether `stream` is being captured: a launch there becomes a graph node, not work.
 bool capturing(CUstream stream);
+
+// A kernel's argument bytes, from kernelParams (by its parameter layout) or an `extra` buffer.
+std::vector<std::uint8_t> kernel_args(CUfunction f, void** params, void** extra);
+// Kernel work that ran (an eager launch, or a kernel node of a launched graph): its function and
+// argument bytes go into a running digest, so tests can check that nimble run ran exactly the
+// work a plain run does, in the same order.
+void ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args);
+// An op issued on a capturing stream becomes the next node of its graph (`f` null: not a kernel).
+void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args);
 
 }  // namespace fake

@@ -1,11 +1,14 @@
 // The fake driver's stream capture and graphs: enough for `nimble run` to build, patch and
 // launch its graphs on a CPU. Launches on a capturing stream count as "captured"; a graph launch
 // counts as "cuGraphLaunch"; node parameter updates count too, so tests can tell replayed
-// iterations from eager ones.
+// iterations from eager ones. Graphs keep their kernel nodes' arguments, execs their own copy
+// (changed by node updates), and a graph launch runs its kernel nodes into the work digest.
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "fake_driver.hpp"
 
@@ -14,6 +17,22 @@ namespace {
 std::mutex g_mu;
 std::set<CUstream> g_capturing;
 std::uintptr_t g_next = 0x900000;
+
+struct Node {
+  CUgraphNode handle = nullptr;  // given by the cuStreamGetCaptureInfo that follows the op
+  CUfunction function = nullptr;  // null: not a kernel
+  std::vector<std::uint8_t> args;
+};
+std::map<CUstream, std::vector<Node>> g_pending;  // per capturing stream
+std::map<CUgraph, std::vector<Node>> g_graphs;
+std::map<CUgraphExec, std::vector<Node>> g_execs;
+
+Node* find_node(std::vector<Node>& nodes, CUgraphNode handle) {
+  for (Node& n : nodes) {
+    if (n.handle == handle) return &n;
+  }
+  return nullptr;
+}
 
 template <class T>
 T fresh() {
@@ -30,6 +49,11 @@ bool capturing(CUstream stream) {
   return g_capturing.count(stream) > 0;
 }
 
+void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_pending[stream].push_back({nullptr, f, std::move(args)});
+}
+
 }  // namespace fake
 
 extern "C" {
@@ -42,17 +66,22 @@ CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode) {
 }
 CUresult cuStreamEndCapture(CUstream s, CUgraph* g) {
   fake::called("cuStreamEndCapture");
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_capturing.erase(s);
-  }
   *g = fresh<CUgraph>();
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_capturing.erase(s);
+  g_graphs[*g] = std::move(g_pending[s]);
+  g_pending.erase(s);
   return CUDA_SUCCESS;
 }
-CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
+CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
                                    const CUgraphNode** deps, const CUgraphEdgeData**, size_t* count) {
   static thread_local CUgraphNode last;  // one fresh node per call: "the node just added"
   last = fresh<CUgraphNode>();
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_pending.find(s);
+    if (it != g_pending.end() && !it->second.empty() && !it->second.back().handle) it->second.back().handle = last;
+  }
   if (status) *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   if (deps) *deps = &last;
   if (count) *count = 1;
@@ -61,18 +90,42 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus* status, cuui
 CUresult cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t, unsigned) {
   return CUDA_SUCCESS;
 }
-CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph, unsigned long long) {
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
   fake::called("cuGraphInstantiateWithFlags");
   *e = fresh<CUgraphExec>();
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_execs[*e] = g_graphs[g];
   return CUDA_SUCCESS;
 }
-CUresult cuGraphLaunch(CUgraphExec, CUstream) { fake::called("cuGraphLaunch"); return CUDA_SUCCESS; }
+CUresult cuGraphLaunch(CUgraphExec e, CUstream) {
+  fake::called("cuGraphLaunch");
+  std::vector<Node> nodes;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    nodes = g_execs[e];
+  }
+  for (const Node& n : nodes) {
+    if (n.function) fake::ran_kernel(n.function, n.args);
+  }
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
 CUresult cuGraphDestroy(CUgraph) { return CUDA_SUCCESS; }
 CUresult cuGraphGetNodes(CUgraph, CUgraphNode*, size_t* n) { *n = 0; return CUDA_SUCCESS; }
-CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode, CUDA_KERNEL_NODE_PARAMS* p) { *p = {}; return CUDA_SUCCESS; }
-CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*) {
+CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* p) {
+  *p = {};
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto& [graph, nodes] : g_graphs) {
+    if (const Node* n = find_node(nodes, node)) p->func = n->function;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* p) {
   fake::called("cuGraphExecKernelNodeSetParams");
+  std::lock_guard<std::mutex> lock(g_mu);
+  Node* n = find_node(g_execs[e], node);
+  if (!n || !n->function) return CUDA_ERROR_INVALID_VALUE;
+  n->args = fake::kernel_args(n->function, p->kernelParams, p->extra);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS* p) { *p = {}; return CUDA_SUCCESS; }

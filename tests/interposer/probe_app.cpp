@@ -4,6 +4,7 @@
 // Exit status 0 when every check passed; failures are printed.
 #include <cuda.h>
 #include <cudaProfiler.h>
+#include <cudnn.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -20,6 +21,9 @@ extern "C" const char* fake_driver_last_call();
 extern "C" CUfunction fake_driver_function(const char* which);
 extern "C" void* fake_driver_direct_launch();
 extern "C" int fake_driver_count(const char* name);
+extern "C" std::uint64_t fake_driver_work_digest();
+extern "C" std::uint64_t fake_driver_work_kernels();
+extern "C" int fake_cudnn_executes();
 
 namespace {
 
@@ -194,6 +198,7 @@ int loop(int iterations, int change_at) {
     cuStreamSynchronize(nullptr);
     if (i == 1) cuProfilerStop();
   }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   std::printf("kernels_run=%d memsets_run=%d captured=%d graph_launches=%d node_updates=%d\n",
               fake_driver_count("cuLaunchKernel"), fake_driver_count("cuMemsetD32Async"),
               fake_driver_count("captured"), fake_driver_count("cuGraphLaunch"),
@@ -238,6 +243,51 @@ int overhead(int iterations, int kernels, bool changing) {
   return 0;
 }
 
+// cuDNN-style calls in a single-stream loop (the fake cuDNN): per iteration a kernel of the
+// program's own, a cudnnBackendExecute whose variant pack (created, set, finalized, executed and
+// destroyed every time, as PyTorch does) names an input buffer that alternates between two,
+// a copy out and a sync; iteration 1 bracketed by cuProfilerStart/Stop. Prints the work digest
+// (every kernel that ran, with its arguments, in order) and how many executions reached cuDNN.
+int library_loop(int iterations) {
+  cudnnHandle_t handle = nullptr;
+  cudnnCreate(&handle);
+  cudnnSetStream(handle, nullptr);
+  cudnnBackendDescriptor_t plan = nullptr;
+  cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
+  cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  cudnnBackendFinalize(plan);
+  CUdeviceptr in[2], out;
+  cuMemAlloc(&in[0], 1024);
+  cuMemAlloc(&in[1], 1024);
+  cuMemAlloc(&out, 1024);
+  static float host[256];
+  CUfunction fill = fake_driver_function("fill");
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    CUdeviceptr x = in[i % 2];
+    int m = 5;
+    void* fill_args[] = {&x, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    cudnnBackendDescriptor_t pack = nullptr;
+    cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack);
+    void* pointers[] = {reinterpret_cast<void*>(x), reinterpret_cast<void*>(out)};
+    std::int64_t uids[] = {1, 2};
+    cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 2, pointers);
+    cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 2, uids);
+    cudnnBackendFinalize(pack);
+    check(cudnnBackendExecute(handle, plan, pack) == CUDNN_STATUS_SUCCESS, "cudnnBackendExecute");
+    cudnnBackendDestroyDescriptor(pack);
+    cuMemcpyDtoHAsync(host, out, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("work=%016llx kernels=%llu\n", static_cast<unsigned long long>(fake_driver_work_digest()),
+              static_cast<unsigned long long>(fake_driver_work_kernels()));
+  std::printf("kernels_run=%d graph_launches=%d executes=%d\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), fake_cudnn_executes());
+  return failures ? 1 : 0;
+}
+
 // Nanoseconds per cuLaunchKernel through nimble's exported wrapper and straight to the driver.
 int bench() {
   using Clock = std::chrono::steady_clock;
@@ -272,7 +322,8 @@ int main(int argc, char** argv) {
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "overhead") return overhead(2000, 200, true);
+  if (mode == "library") return library_loop(40);
   if (mode == "overhead-same") return overhead(2000, 200, false);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library\n");
   return 2;
 }

@@ -45,6 +45,24 @@ bool depends(const trace::Task& task, const trace::Task* on) {
   return on && std::find(task.deps.begin(), task.deps.end(), on->id) != task.deps.end();
 }
 
+// The fake cuDNN's execute: its kernel is labelled with the call, the call's number and the key
+// of its inputs; the program's own kernel with none of them.
+TEST(Recording, LibraryCallsAreNumberedAndKeyedOnTheirTasks) {
+  const Recorded r = record("library");
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+  ASSERT_TRUE(r.trace) << r.run.output << r.diagnostics;
+  const trace::Task* fill = find(*r.trace, "kernel", "fill");
+  const trace::Task* scale = find(*r.trace, "kernel", "scale");
+  ASSERT_TRUE(fill && scale);
+  EXPECT_TRUE(fill->extra["library_call"].is_null());
+  EXPECT_FALSE(fill->extra.contains("library_call_id"));
+  EXPECT_EQ(scale->extra["library_call"], "cudnnBackendExecute");
+  ASSERT_TRUE(scale->extra.contains("library_call_id"));
+  EXPECT_TRUE(scale->extra["library_call_id"].is_number_integer());
+  ASSERT_TRUE(scale->extra.contains("library_key"));
+  EXPECT_EQ(scale->extra["library_key"].get<std::string>().rfind("0x", 0), 0u);
+}
+
 TEST(Recording, ProfilerRangeRecordsOneIterationThroughEveryDoor) {
   const Recorded r = record("record");
   ASSERT_EQ(r.run.exit_code, 0) << r.run.output;

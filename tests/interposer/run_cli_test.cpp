@@ -41,9 +41,25 @@ std::map<std::string, int> counts(const std::string& output) {
   return out;
 }
 
-RunResult nimble_run(const std::string& out, const std::string& mode, bool graphs = true) {
-  return run_with_env(fake_driver_env(graphs), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration",
-                                                "1", "-o", out, "--", probe_path(), mode});
+RunResult nimble_run(const std::string& out, const std::string& mode, bool graphs = true,
+                     const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env = fake_driver_env(graphs);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o", out,
+                            "--", probe_path(), mode});
+}
+
+// The probe run plainly (nimble preloaded, idle): its output.
+RunResult plain_run(const std::string& mode, const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env = {"LD_PRELOAD=" + preload_path(), "NIMBLE_LIBCUDA=" + fake_driver_path()};
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return run_with_env(env, {probe_path(), mode});
+}
+
+// The digest of every kernel the fake driver ran, with its arguments, in order ("work=...").
+std::string work_of(const std::string& output) {
+  const auto at = output.find("work=");
+  return at == std::string::npos ? "none" : output.substr(at + 5, 16);
 }
 
 // `nimble run` on a probe loop that completed: its output, its summary file and the driver counts.
@@ -79,6 +95,8 @@ TEST(RunCommand, LaterIterationsRunAsGraphsWithThisIterationsScalars) {
   EXPECT_EQ(summary["graphs"].value("node_updates", 0), 12) << summary.dump(2);
   EXPECT_EQ(summary["graphs"].value("launches", 0), 6) << summary.dump(2);
   EXPECT_NE(r.output.find("nimble run: 6 iteration(s) replayed"), std::string::npos) << r.output;
+  // Every kernel ran with the arguments a plain run gives it, the changing scalar included.
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("loop").output));
 }
 
 TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
@@ -92,6 +110,48 @@ TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
   EXPECT_EQ(c.at("kernels_run"), 4 + 2) << r.output;
   EXPECT_EQ(c.at("memsets_run"), 2 + 1) << r.output;
   EXPECT_EQ(c.at("graph_launches"), 5) << r.output;
+}
+
+// The fake cuDNN's cudnnBackendExecute, with a variant pack built every iteration around an input
+// that alternates between two buffers: once each set of inputs has been seen to launch the same
+// work twice, the library is no longer called, and the kernels that run are a plain run's.
+TEST(RunCommand, LibraryCallsWithKnownInputsAreSkippedAndTheWorkIsAPlainRunsWork) {
+  const std::string dir = temp_dir();
+  const RunResult r = nimble_run(dir + "/trace.json", "library");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = counts(r.output);
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  ASSERT_TRUE(summary.contains("library")) << summary.dump(2);
+  const nlohmann::json& execute = summary["library"]["calls"]["cudnnBackendExecute"];
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 38) << summary.dump(2);
+  // Iterations 0 and 1 (recorded) run as they are; 2 and 4 learn the other buffer, 3 confirms
+  // the recorded one; from iteration 5 on every call is skipped.
+  EXPECT_EQ(execute.value("calls", 0), 38) << summary.dump(2);
+  EXPECT_EQ(execute.value("skipped", 0), 35) << summary.dump(2);
+  EXPECT_EQ(c.at("executes"), 5) << r.output;
+  EXPECT_TRUE(summary["library"]["never_skipped"].empty());
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("library").output));
+  EXPECT_NE(r.output.find("nimble run: cudnnBackendExecute: 35 of 38 calls skipped"), std::string::npos) << r.output;
+
+  const RunResult off = nimble_run(dir + "/off.json", "library", true, {"NIMBLE_RUN_SKIP_LIBRARY=0"});
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_EQ(counts(off.output).at("executes"), 40) << off.output;
+  EXPECT_EQ(work_of(off.output), work_of(r.output));
+}
+
+// With state no argument shows (a count of executions in the kernel's arguments), the recorded
+// inputs launch other bytes the next time: the call site is never skipped, and nothing differs.
+TEST(RunCommand, LibraryStateTheKeyCannotSeeIsNoticedAndTheCallIsNeverSkipped) {
+  const std::string dir = temp_dir();
+  const RunResult r = nimble_run(dir + "/trace.json", "library", true, {"FAKE_CUDNN_HIDDEN_STATE=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  EXPECT_EQ(summary["library"]["calls"]["cudnnBackendExecute"].value("skipped", -1), 0) << summary.dump(2);
+  ASSERT_EQ(summary["library"]["never_skipped"].size(), 1u) << summary.dump(2);
+  EXPECT_NE(summary["library"]["never_skipped"][0].get<std::string>().find("the same inputs launched other argument bytes"),
+            std::string::npos);
+  EXPECT_EQ(counts(r.output).at("executes"), 40) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("library", {"FAKE_CUDNN_HIDDEN_STATE=1"}).output));
 }
 
 TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {

@@ -1,0 +1,210 @@
+#include "library_keys.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "library_calls.hpp"
+#include "signature.hpp"
+
+namespace nimble::hooks {
+namespace {
+
+struct Descriptor {
+  std::uint64_t content = 0;
+  bool known = true;          // content follows from the attributes set on it
+  std::uint64_t serial = 0;   // unique per descriptor nimble saw created
+};
+
+// Never destroyed: calls may arrive during exit.
+struct Descriptors {
+  std::mutex mu;
+  std::unordered_map<const void*, Descriptor> live;
+  std::uint64_t next_serial = 1;
+};
+Descriptors& descriptors() {
+  static auto* d = new Descriptors();
+  return *d;
+}
+
+// Bytes per element of a backend attribute type; 0: not one nimble knows.
+std::size_t element_size(cudnnBackendAttributeType_t type) {
+  switch (static_cast<int>(type)) {
+    case CUDNN_TYPE_HANDLE: case CUDNN_TYPE_INT64: case CUDNN_TYPE_DOUBLE: case CUDNN_TYPE_VOID_PTR:
+    case CUDNN_TYPE_BACKEND_DESCRIPTOR:
+      return 8;
+    case CUDNN_TYPE_BOOLEAN: case CUDNN_TYPE_CHAR:
+      return 1;
+    case CUDNN_TYPE_FRACTION:
+      return sizeof(cudnnFraction_t);
+    case CUDNN_TYPE_DATA_TYPE: case CUDNN_TYPE_FLOAT: case CUDNN_TYPE_CONVOLUTION_MODE: case CUDNN_TYPE_HEUR_MODE:
+    case CUDNN_TYPE_KNOB_TYPE: case 10 /* NAN_PROPOGATION, deprecated */: case CUDNN_TYPE_NUMERICAL_NOTE:
+    case CUDNN_TYPE_LAYOUT_TYPE: case CUDNN_TYPE_ATTRIB_NAME: case CUDNN_TYPE_POINTWISE_MODE:
+    case CUDNN_TYPE_GENSTATS_MODE: case CUDNN_TYPE_BN_FINALIZE_STATS_MODE: case CUDNN_TYPE_REDUCTION_OPERATOR_TYPE:
+    case CUDNN_TYPE_BEHAVIOR_NOTE: case CUDNN_TYPE_TENSOR_REORDERING_MODE: case CUDNN_TYPE_RESAMPLE_MODE:
+    case CUDNN_TYPE_PADDING_MODE: case CUDNN_TYPE_INT32: case CUDNN_TYPE_SIGNAL_MODE: case CUDNN_TYPE_NORM_MODE:
+    case CUDNN_TYPE_NORM_FWD_PHASE: case CUDNN_TYPE_RNG_DISTRIBUTION:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+// Under the lock: a descriptor's key, nullopt when nimble did not see it created.
+std::optional<std::uint64_t> key_of(Descriptors& ds, const void* descriptor) {
+  auto it = ds.live.find(descriptor);
+  if (it == ds.live.end()) return std::nullopt;
+  return it->second.known ? mix(it->second.content, 1) : mix(it->second.serial, 2);
+}
+
+template <class Fn>
+Fn function(Library library, const char* name) {
+  return reinterpret_cast<Fn>(library_function(library, name));
+}
+
+// Bytes of one scalar of a cuBLASLt scale type; 0 when nimble does not know the type.
+std::size_t scale_bytes(cudaDataType type) {
+  switch (type) {
+    case CUDA_R_16F: case CUDA_R_16BF: return 2;
+    case CUDA_R_32F: case CUDA_R_32I: return 4;
+    case CUDA_R_64F: case CUDA_C_32F: return 8;
+    case CUDA_C_64F: return 16;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+std::uint64_t hash_bytes(std::uint64_t h, const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    h = mix(h, word);
+  }
+  std::uint64_t tail = 0;
+  std::memcpy(&tail, p + i, bytes - i);
+  return mix(mix(h, tail), bytes);
+}
+
+std::optional<std::uint64_t> descriptor_key(cudnnBackendDescriptor_t descriptor) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  return key_of(ds, descriptor);
+}
+
+void after_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* descriptor) {
+  if (!descriptor || !*descriptor) return;
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.live[*descriptor] = {signature_of("cudnnBackendDescriptor", type), true, ds.next_serial++};
+}
+
+void after_cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
+                                    cudnnBackendAttributeType_t type, int64_t count, const void* elements) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.live.find(descriptor);
+  if (it == ds.live.end()) return;
+  Descriptor& d = it->second;
+  const std::size_t size = element_size(type);
+  if (size == 0 || count < 0 || (count > 0 && !elements)) {
+    d.known = false;
+    return;
+  }
+  d.content = signature_of("attribute", d.content, name, type, count);
+  if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+    const auto* refs = static_cast<const cudnnBackendDescriptor_t*>(elements);
+    for (int64_t i = 0; i < count; ++i) {
+      const auto ref = key_of(ds, refs[i]);
+      if (!ref) d.known = false;
+      d.content = mix(d.content, ref.value_or(0));
+    }
+    return;
+  }
+  d.content = hash_bytes(d.content, elements, size * static_cast<std::size_t>(count));
+}
+
+void after_cudnnBackendGetAttribute(cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
+                                    cudnnBackendAttributeType_t type, int64_t requested, int64_t* count,
+                                    void* elements) {
+  if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR || !elements) return;
+  // The library wrote into these descriptors: their contents are its own from now on.
+  const int64_t filled = count ? std::min(*count, requested) : requested;
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  const auto* refs = static_cast<const cudnnBackendDescriptor_t*>(elements);
+  for (int64_t i = 0; i < filled; ++i) {
+    auto it = ds.live.find(refs[i]);
+    if (it != ds.live.end()) it->second.known = false;
+  }
+}
+
+void after_cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.live.find(descriptor);
+  if (it != ds.live.end()) it->second.content = signature_of("finalized", it->second.content);
+}
+
+void after_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.live.erase(descriptor);
+}
+
+std::optional<std::uint64_t> key_cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                                     cudnnBackendDescriptor_t variant_pack) {
+  using GetStream = cudnnStatus_t (*)(cudnnHandle_t, cudaStream_t*);
+  static const auto get_stream = function<GetStream>(Library::cudnn, "cudnnGetStream");
+  cudaStream_t stream = nullptr;
+  if (!get_stream || get_stream(handle, &stream) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  const auto plan_key = key_of(ds, plan), pack_key = key_of(ds, variant_pack);
+  if (!plan_key || !pack_key) return std::nullopt;
+  return signature_of("cudnnBackendExecute", reinterpret_cast<std::uintptr_t>(handle),
+                      reinterpret_cast<std::uintptr_t>(stream), *plan_key, *pack_key);
+}
+
+std::optional<std::uint64_t> key_cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                                                const void* a, cublasLtMatrixLayout_t a_desc, const void* b,
+                                                cublasLtMatrixLayout_t b_desc, const void* beta, const void* c,
+                                                cublasLtMatrixLayout_t c_desc, void* d, cublasLtMatrixLayout_t d_desc,
+                                                const cublasLtMatmulAlgo_t* algo, void* workspace,
+                                                size_t workspace_bytes, cudaStream_t stream) {
+  using GetAttribute = cublasStatus_t (*)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void*, size_t, size_t*);
+  static const auto get = function<GetAttribute>(Library::cublasLt, "cublasLtMatmulDescGetAttribute");
+  if (!get || !desc || !a_desc || !b_desc || !c_desc || !d_desc) return std::nullopt;
+  std::int32_t pointer_mode = 0;
+  cudaDataType scale_type = CUDA_R_32F;
+  std::size_t written = 0;
+  if (get(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pointer_mode, sizeof pointer_mode, &written) != CUBLAS_STATUS_SUCCESS ||
+      get(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale_type, sizeof scale_type, &written) != CUBLAS_STATUS_SUCCESS) {
+    return std::nullopt;
+  }
+  std::uint64_t h = signature_of("cublasLtMatmul", reinterpret_cast<std::uintptr_t>(handle), pointer_mode,
+                                 reinterpret_cast<std::uintptr_t>(a), reinterpret_cast<std::uintptr_t>(b),
+                                 reinterpret_cast<std::uintptr_t>(c), reinterpret_cast<std::uintptr_t>(d),
+                                 reinterpret_cast<std::uintptr_t>(workspace), workspace_bytes,
+                                 reinterpret_cast<std::uintptr_t>(stream));
+  h = hash_bytes(h, desc, sizeof(cublasLtMatmulDescOpaque_t));
+  for (cublasLtMatrixLayout_t layout : {a_desc, b_desc, c_desc, d_desc}) {
+    h = hash_bytes(h, layout, sizeof(cublasLtMatrixLayoutOpaque_t));
+  }
+  h = algo ? hash_bytes(h, algo, sizeof(cublasLtMatmulAlgo_t)) : mix(h, 0);
+  // Host scalars are read now; device ones (any other pointer mode) when the kernel runs.
+  if (pointer_mode == CUBLASLT_POINTER_MODE_HOST) {
+    const std::size_t bytes = scale_bytes(scale_type);
+    if (bytes == 0 || !alpha) return std::nullopt;
+    h = hash_bytes(h, alpha, bytes);
+    h = beta ? hash_bytes(h, beta, bytes) : mix(h, 0);
+  } else {
+    h = signature_of("device scalars", h, reinterpret_cast<std::uintptr_t>(alpha), reinterpret_cast<std::uintptr_t>(beta));
+  }
+  return h;
+}
+
+}  // namespace nimble::hooks
