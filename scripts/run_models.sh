@@ -98,6 +98,11 @@ try:
     c = run["compare"]
     print(f'{c["plain"]["median_ms"]:.3f} {c["replayed"]["median_ms"]:.3f} {run["iterations_replayed"]} '
           f'{sum(f["count"] for f in run["fallbacks"])}')
+    lib = run.get("library", {})
+    skipped = ", ".join(f'{k} {v["skipped"]}/{v["calls"]}' for k, v in lib.get("calls", {}).items())
+    print(f'library calls skipped: {skipped or "none"}; heuristics from memory: '
+          f'{lib.get("heuristics_answered_from_memory", 0)}; never skipped: {len(lib.get("never_skipped", []))}',
+          file=sys.stderr)
 except Exception as e:
     print("FAILED", e)
 PY

@@ -89,17 +89,44 @@ std::uint64_t hash_bytes(std::uint64_t h, const void* data, std::size_t bytes) {
   return mix(mix(h, tail), bytes);
 }
 
-std::optional<std::uint64_t> descriptor_key(cudnnBackendDescriptor_t descriptor) {
+std::optional<std::uint64_t> descriptor_key(const void* descriptor) {
   Descriptors& ds = descriptors();
   std::lock_guard<std::mutex> lock(ds.mu);
   return key_of(ds, descriptor);
 }
 
-void after_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* descriptor) {
-  if (!descriptor || !*descriptor) return;
+namespace {
+
+// A descriptor the program created (or initialised in its own memory), with what it was made of.
+void follow_created(const void* descriptor, std::uint64_t made_of) {
+  if (!descriptor) return;
   Descriptors& ds = descriptors();
   std::lock_guard<std::mutex> lock(ds.mu);
-  ds.live[*descriptor] = {signature_of("cudnnBackendDescriptor", type), true, ds.next_serial++};
+  ds.live[descriptor] = {made_of, true, ds.next_serial++};
+}
+
+void follow_set(const void* descriptor, std::uint64_t attribute, const void* buffer, std::size_t size) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  auto it = ds.live.find(descriptor);
+  if (it == ds.live.end()) return;
+  if (size > 0 && !buffer) {
+    it->second.known = false;
+    return;
+  }
+  it->second.content = hash_bytes(signature_of("attribute", it->second.content, attribute), buffer, size);
+}
+
+void follow_destroyed(const void* descriptor) {
+  Descriptors& ds = descriptors();
+  std::lock_guard<std::mutex> lock(ds.mu);
+  ds.live.erase(descriptor);
+}
+
+}  // namespace
+
+void after_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* descriptor) {
+  if (descriptor) follow_created(*descriptor, signature_of("cudnnBackendDescriptor", type));
 }
 
 void after_cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
@@ -149,11 +176,47 @@ void after_cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   if (it != ds.live.end()) it->second.content = signature_of("finalized", it->second.content);
 }
 
-void after_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
-  Descriptors& ds = descriptors();
-  std::lock_guard<std::mutex> lock(ds.mu);
-  ds.live.erase(descriptor);
+void after_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) { follow_destroyed(descriptor); }
+
+void after_cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
+  if (desc) follow_created(*desc, signature_of("cublasLtMatmulDesc", compute, scale));
 }
+void after_cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t, cublasComputeType_t compute,
+                                           cudaDataType_t scale) {
+  follow_created(desc, signature_of("cublasLtMatmulDesc", compute, scale));
+}
+void after_cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                                          const void* buffer, size_t size) {
+  follow_set(desc, attribute, buffer, size);
+}
+void after_cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { follow_destroyed(desc); }
+
+void after_cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows, uint64_t cols,
+                                      int64_t ld) {
+  if (layout) follow_created(*layout, signature_of("cublasLtMatrixLayout", type, rows, cols, ld));
+}
+void after_cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t layout, size_t, cudaDataType type, uint64_t rows,
+                                             uint64_t cols, int64_t ld) {
+  follow_created(layout, signature_of("cublasLtMatrixLayout", type, rows, cols, ld));
+}
+void after_cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute,
+                                            const void* buffer, size_t size) {
+  follow_set(layout, attribute, buffer, size);
+}
+void after_cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) { follow_destroyed(layout); }
+
+void after_cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* preference) {
+  if (preference) follow_created(*preference, signature_of("cublasLtMatmulPreference"));
+}
+void after_cublasLtMatmulPreferenceInit_internal(cublasLtMatmulPreference_t preference, size_t) {
+  follow_created(preference, signature_of("cublasLtMatmulPreference"));
+}
+void after_cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t preference,
+                                                cublasLtMatmulPreferenceAttributes_t attribute, const void* buffer,
+                                                size_t size) {
+  follow_set(preference, attribute, buffer, size);
+}
+void after_cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t preference) { follow_destroyed(preference); }
 
 std::optional<std::uint64_t> key_cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                                      cudnnBackendDescriptor_t variant_pack) {
@@ -185,15 +248,23 @@ std::optional<std::uint64_t> key_cublasLtMatmul(cublasLtHandle_t handle, cublasL
       get(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale_type, sizeof scale_type, &written) != CUBLAS_STATUS_SUCCESS) {
     return std::nullopt;
   }
-  std::uint64_t h = signature_of("cublasLtMatmul", reinterpret_cast<std::uintptr_t>(handle), pointer_mode,
+  std::uint64_t h = 0;
+  {
+    Descriptors& ds = descriptors();
+    std::lock_guard<std::mutex> lock(ds.mu);
+    for (const void* descriptor : {static_cast<const void*>(desc), static_cast<const void*>(a_desc),
+                                   static_cast<const void*>(b_desc), static_cast<const void*>(c_desc),
+                                   static_cast<const void*>(d_desc)}) {
+      const auto k = key_of(ds, descriptor);
+      if (!k) return std::nullopt;
+      h = mix(h, *k);
+    }
+  }
+  h = signature_of("cublasLtMatmul", h, reinterpret_cast<std::uintptr_t>(handle), pointer_mode,
                                  reinterpret_cast<std::uintptr_t>(a), reinterpret_cast<std::uintptr_t>(b),
                                  reinterpret_cast<std::uintptr_t>(c), reinterpret_cast<std::uintptr_t>(d),
                                  reinterpret_cast<std::uintptr_t>(workspace), workspace_bytes,
                                  reinterpret_cast<std::uintptr_t>(stream));
-  h = hash_bytes(h, desc, sizeof(cublasLtMatmulDescOpaque_t));
-  for (cublasLtMatrixLayout_t layout : {a_desc, b_desc, c_desc, d_desc}) {
-    h = hash_bytes(h, layout, sizeof(cublasLtMatrixLayoutOpaque_t));
-  }
   h = algo ? hash_bytes(h, algo, sizeof(cublasLtMatmulAlgo_t)) : mix(h, 0);
   // Host scalars are read now; device ones (any other pointer mode) when the kernel runs.
   if (pointer_mode == CUBLASLT_POINTER_MODE_HOST) {

@@ -9,7 +9,9 @@
 // the key of that descriptor), finalized, destroyed. A descriptor the library fills in
 // (cudnnBackendGetAttribute with descriptors to fill, e.g. heuristics results) has contents
 // nimble cannot see: its key is then its identity, which a new descriptor never reuses.
-// cuBLASLt descriptors are semi-opaque structs of documented size (cublasLt.h): their bytes are read.
+// cuBLASLt's descriptors are followed the same way (created or initialised, attributes set,
+// destroyed): their structs are of documented size, but creating one leaves bytes of it
+// uninitialised, so reading them gave a new key for every call.
 #pragma once
 
 #pragma GCC diagnostic push
@@ -33,6 +35,26 @@ void after_cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBa
 void after_cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor);
 void after_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor);
 
+void after_cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale);
+void after_cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t size, cublasComputeType_t compute,
+                                           cudaDataType_t scale);
+void after_cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                                          const void* buffer, size_t size);
+void after_cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc);
+void after_cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows, uint64_t cols,
+                                      int64_t ld);
+void after_cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t layout, size_t size, cudaDataType type, uint64_t rows,
+                                             uint64_t cols, int64_t ld);
+void after_cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attribute,
+                                            const void* buffer, size_t size);
+void after_cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout);
+void after_cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* preference);
+void after_cublasLtMatmulPreferenceInit_internal(cublasLtMatmulPreference_t preference, size_t size);
+void after_cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t preference,
+                                                cublasLtMatmulPreferenceAttributes_t attribute, const void* buffer,
+                                                size_t size);
+void after_cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t preference);
+
 std::optional<std::uint64_t> key_cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                                      cudnnBackendDescriptor_t variant_pack);
 std::optional<std::uint64_t> key_cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
@@ -42,9 +64,10 @@ std::optional<std::uint64_t> key_cublasLtMatmul(cublasLtHandle_t handle, cublasL
                                                 const cublasLtMatmulAlgo_t* algo, void* workspace,
                                                 size_t workspace_bytes, cudaStream_t stream);
 
-// A backend descriptor's part of a key: the hash of its contents, its identity when the library
-// filled it in, nullopt when nimble did not see it created.
-std::optional<std::uint64_t> descriptor_key(cudnnBackendDescriptor_t descriptor);
+// A descriptor's part of a key (a cuDNN backend descriptor, a cuBLASLt matmul, layout or
+// preference descriptor): the hash of its contents, its identity when the library filled it in,
+// nullopt when nimble did not see it created.
+std::optional<std::uint64_t> descriptor_key(const void* descriptor);
 
 // Hash of `bytes` bytes at `data` (the cuBLASLt opaque structs).
 std::uint64_t hash_bytes(std::uint64_t h, const void* data, std::size_t bytes);

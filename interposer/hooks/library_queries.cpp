@@ -46,10 +46,15 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
   if (!desc || !a || !b || !c || !d || !preference || !results || !returned || requested <= 0) {
     return real(handle, desc, a, b, c, d, preference, requested, results, returned);
   }
+  // The descriptors' contents as the program made them (their structs hold uninitialised bytes).
   std::uint64_t key = signature_of("cublasLtMatmulAlgoGetHeuristic", reinterpret_cast<std::uintptr_t>(handle), requested);
-  key = hash_bytes(key, desc, sizeof(cublasLtMatmulDescOpaque_t));
-  for (cublasLtMatrixLayout_t layout : {a, b, c, d}) key = hash_bytes(key, layout, sizeof(cublasLtMatrixLayoutOpaque_t));
-  key = hash_bytes(key, preference, sizeof(cublasLtMatmulPreferenceOpaque_t));
+  for (const void* descriptor : {static_cast<const void*>(desc), static_cast<const void*>(a), static_cast<const void*>(b),
+                                 static_cast<const void*>(c), static_cast<const void*>(d),
+                                 static_cast<const void*>(preference)}) {
+    const std::optional<std::uint64_t> part = descriptor_key(descriptor);
+    if (!part) return real(handle, desc, a, b, c, d, preference, requested, results, returned);
+    key = mix(key, *part);
+  }
   Kept& k = kept();
   {
     std::lock_guard<std::mutex> lock(k.mu);

@@ -1,9 +1,9 @@
 // Host-only library queries whose answers `nimble run` keeps: PyTorch asks cuBLASLt for its
 // heuristics before every cublasLtMatmul (about 40 us each on the H100 machine, 49 times per
 // ViT-B/16 inference), with the same descriptors every iteration. The answer depends only on the
-// handle, the descriptors' bytes (semi-opaque structs of documented size) and the count asked
-// for; it is kept once two calls with the same inputs gave the same answer, and handed back from
-// then on. Only while replaying (not in a --compare plain block): otherwise calls pass through.
+// handle, the descriptors' contents (followed from the program's calls, library_keys.hpp) and the
+// count asked for; it is kept once two calls with the same inputs gave the same answer, and
+// handed back from then on. Only while replaying (not in a --compare plain block): otherwise calls pass through.
 #pragma once
 
 #include <cstddef>

@@ -23,12 +23,30 @@ cublasStatus_t fake_heuristic(cublasLtHandle_t, cublasLtMatmulDesc_t desc, cubla
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// Descriptors as the program makes them: created through cuBLASLt (followed by nimble), with
+// bytes of their structs left as they were.
 struct Inputs {
   cublasLtMatmulDescOpaque_t desc{};
   cublasLtMatrixLayoutOpaque_t layouts[4]{};
   cublasLtMatmulPreferenceOpaque_t preference{};
   cublasLtMatmulHeuristicResult_t results[4]{};
   int returned = 0;
+
+  Inputs() {
+    cublasLtMatmulDesc_t d = &desc;
+    after_cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    for (auto& layout : layouts) {
+      cublasLtMatrixLayout_t l = &layout;
+      after_cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 64, 64, 64);
+    }
+    cublasLtMatmulPreference_t p = &preference;
+    after_cublasLtMatmulPreferenceCreate(&p);
+  }
+  ~Inputs() {
+    after_cublasLtMatmulDescDestroy(&desc);
+    for (auto& layout : layouts) after_cublasLtMatrixLayoutDestroy(&layout);
+    after_cublasLtMatmulPreferenceDestroy(&preference);
+  }
 
   cublasStatus_t ask() {
     return remembered_cublasLtMatmulAlgoGetHeuristic(&fake_heuristic, nullptr, &desc, &layouts[0], &layouts[1], &layouts[2],
@@ -52,8 +70,21 @@ TEST(RememberedHeuristics, AskedTwiceThenAnsweredFromMemory) {
   EXPECT_EQ(g_asked, 2);
   EXPECT_EQ(query_stats().answered - before.answered, 3u);
 
-  in.layouts[2].data[5] = 1;  // another shape: asked again
+  in.desc.data[7] = 99;  // bytes cuBLASLt left as they were: not part of the inputs
   in.ask();
+  EXPECT_EQ(g_asked, 2);
+
+  const std::int64_t ld = 128;  // another shape: asked again
+  after_cublasLtMatrixLayoutSetAttribute(&in.layouts[2], CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld);
+  in.ask();
+  EXPECT_EQ(g_asked, 3);
+}
+
+TEST(RememberedHeuristics, DescriptorsNimbleDidNotSeeCreatedAreAlwaysAsked) {
+  g_asked = 0;
+  Inputs in;
+  after_cublasLtMatmulPreferenceDestroy(&in.preference);
+  for (int i = 0; i < 3; ++i) in.ask();
   EXPECT_EQ(g_asked, 3);
 }
 
@@ -62,7 +93,8 @@ TEST(RememberedHeuristics, ChangingAnswersAreAlwaysAsked) {
   g_unstable = true;
   const QueryStats before = query_stats();
   Inputs in;
-  in.desc.data[0] = 0x777;
+  const std::int32_t transpose = 1;  // inputs no other test uses
+  after_cublasLtMatmulDescSetAttribute(&in.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose);
   for (int i = 1; i <= 4; ++i) {
     in.ask();
     EXPECT_EQ(in.results[0].algo.data[0], static_cast<std::uint64_t>(i)) << "the library's own answer";
