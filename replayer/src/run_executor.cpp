@@ -20,7 +20,8 @@ std::vector<std::uint8_t> patched(std::vector<std::uint8_t> bytes, const std::ve
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
-      replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), node_of_(plan.ops.size(), nullptr) {
+      replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), node_of_(plan.ops.size(), nullptr),
+      kernel_params_(plan.ops.size()) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {
     throw ReplayError("nimble run launches graphs: use the single-stream or the scheduled-streams graph");
   }
@@ -91,8 +92,13 @@ void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std
 }
 
 void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args) {
-  CUDA_KERNEL_NODE_PARAMS params{};
-  check(api_, api_.graph_kernel_node_get_params(node_of_[op], &params), "cuGraphKernelNodeGetParams for " + describe_op(plan_.ops[op]));
+  // The node's launch (function, shape) never changes: asked once, kept.
+  if (!kernel_params_[op]) {
+    CUDA_KERNEL_NODE_PARAMS asked{};
+    check(api_, api_.graph_kernel_node_get_params(node_of_[op], &asked), "cuGraphKernelNodeGetParams for " + describe_op(plan_.ops[op]));
+    kernel_params_[op] = asked;
+  }
+  CUDA_KERNEL_NODE_PARAMS params = *kernel_params_[op];
   std::vector<void*> pointers;
   for (std::uint32_t offset : plan_.ops[op].kernel.param_offsets) pointers.push_back(args.data() + offset);
   std::size_t size = args.size();

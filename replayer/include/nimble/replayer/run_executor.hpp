@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "nimble/replayer/replay.hpp"
@@ -67,6 +68,7 @@ class GraphExecutor : public Executor {
   std::vector<Replayer::RangeGraph> graphs_;  // per segment (no exec for the program's own copies)
   std::vector<std::vector<Variant>> variants_;  // per segment
   std::vector<CUgraphNode> node_of_;          // per op
+  std::vector<std::optional<CUDA_KERNEL_NODE_PARAMS>> kernel_params_;  // per op, once a node was written
   CUstream stream_ = nullptr;
   CUcontext context_ = nullptr;
   Stats stats_;
