@@ -19,6 +19,37 @@ std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::si
   return "";
 }
 
+std::string hex(const std::vector<std::uint8_t>& bytes) {
+  static const char* const digits = "0123456789abcdef";
+  std::string out;
+  for (std::uint8_t b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out.empty() ? "(recorded)" : out;
+}
+
+// Where two sets of launches of one site differ first: op, byte offset, bytes before and now.
+std::string first_difference(const OpPatches& before, const OpPatches& now, std::size_t first_op) {
+  for (std::size_t k = 0; k < before.size() && k < now.size(); ++k) {
+    if (before[k] == now[k]) continue;
+    std::vector<std::uint8_t> was, is;
+    std::uint32_t offset = 0;
+    for (std::size_t p = 0; p < std::max(before[k].size(), now[k].size()); ++p) {
+      const ArgPatch* a = p < before[k].size() ? &before[k][p] : nullptr;
+      const ArgPatch* b = p < now[k].size() ? &now[k][p] : nullptr;
+      if (a && b && *a == *b) continue;
+      offset = a ? a->offset : b->offset;
+      if (a) was = a->bytes;
+      if (b && (!a || b->offset == a->offset)) is = b->bytes;
+      break;
+    }
+    return "op " + std::to_string(first_op + k) + ", bytes at " + std::to_string(offset) + ": " + hex(was) + " then " +
+           hex(is);
+  }
+  return "other ops";
+}
+
 }  // namespace
 
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
@@ -106,7 +137,8 @@ void LibraryMemo::observed(std::size_t site, std::uint64_t key, const std::optio
     return;
   }
   if (it->second.patches != *patches) {
-    disable(site, "the same inputs launched other argument bytes (the key misses an input)");
+    disable(site, "the same inputs launched other argument bytes (the key misses an input): " +
+                      first_difference(it->second.patches, *patches, sites_[site].first_op));
     return;
   }
   ++it->second.seen;

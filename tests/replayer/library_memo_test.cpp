@@ -93,6 +93,7 @@ TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   EXPECT_NE(memo.disabled()[0].find("the same inputs launched other argument bytes"), std::string::npos)
       << memo.disabled()[0];
   EXPECT_NE(memo.disabled()[0].find("task 0"), std::string::npos) << memo.disabled()[0];
+  EXPECT_NE(memo.disabled()[0].find("op 0, bytes at 8: (recorded) then 01"), std::string::npos) << memo.disabled()[0];
   memo.observed(0, 0xabc, OpPatches(2), 1);
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_FALSE(memo.decide(0, 0xabc).skip);
