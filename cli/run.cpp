@@ -43,7 +43,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--piece", options->run_piece,
                   "launch at most this many ops per graph, so the GPU starts before the program has issued "
-                  "the whole stretch (default 8; 0: whole stretches)")
+                  "the whole stretch (default 16; 0: whole stretches)")
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--max-streams", options->run_max_streams,
                   "streams the graphs may use (default 1: the program's order, any argument may change; "

@@ -7,9 +7,10 @@
 #   scripts/experiments.sh infer [MODEL ...]     batch-1 inference (default: the ten-model set)
 #   scripts/experiments.sh train [MODEL ...]     training step at each of TRAIN_BATCHES
 #   scripts/experiments.sh report                only rebuild the tables and charts from $OUT/runs
-#   scripts/experiments.sh run [MODEL ...]       the in-process short-circuit: plain eager vs `nimble run`
-#                                                of the same loop, pairs of processes (scripts/run_models.sh
-#                                                speed; results in $OUT/inprocess)
+#   scripts/experiments.sh run [MODEL ...]       the in-process short-circuit: `nimble run --compare`
+#                                                alternates plain and replayed blocks of the same loop in
+#                                                one process per model (scripts/run_models.sh compare;
+#                                                TRAIN=1 for training steps; inprocess.md/.png in $OUT/inprocess)
 #
 # Environment: OUT (/tmp/nimble-experiments), NIMBLE_BUILD_DIR (build-gpu: bin/nimble and
 # lib/libnimble.so), ALLOCATORS ("async": PyTorch's cudaMallocAsync backend; add "caching" for
@@ -40,7 +41,7 @@ case "$mode" in
     for m in "${models[@]}"; do for b in ${TRAIN_BATCHES:-32 64 128}; do
       for a in ${ALLOCATORS:-async}; do runs+=("train $m $b $a"); done; done; done ;;
   report) ;;
-  run) NIMBLE=$BUILD/bin/nimble RESULTS=$OUT/inprocess exec scripts/run_models.sh speed "$@" ;;
+  run) NIMBLE=$BUILD/bin/nimble RESULTS=$OUT/inprocess exec scripts/run_models.sh compare "$@" ;;
   *) echo "usage: scripts/experiments.sh infer|train|report|run [MODEL ...]" >&2; exit 2 ;;
 esac
 

@@ -87,7 +87,7 @@ PY
 
 # compare_one MODEL ARGS...: one nimble run --compare process; echoes "plain_ms nimble_ms replayed fallbacks".
 compare_one() {
-  local log="$results/compare-$1${TRAIN:+-train}"
+  local log="$results/compare-${1//\//_}${TRAIN:+-train}"
   shift
   $pin "$nimble" run "${range_args[@]}" --compare "${BLOCK:-10}" -o "$log.trace.json" -- \
     python3 scripts/gpu/run_model.py "$@" > "$log.log" 2> "$log.err" || { echo "FAILED"; return 1; }
@@ -134,7 +134,7 @@ for model in "${models[@]}"; do
   for ((p = 1; p <= pairs; ++p)); do
     echo "run_models: $mode $model (pair $p/$pairs)..."
     order=plain-first; ((p % 2 == 0)) && order=nimble-first
-    line=$(export "${envs[@]}"; run_pair "$mode-$model-$p" "$order" "${args[@]}")
+    line=$(export "${envs[@]}"; run_pair "$mode-${model//\//_}-$p" "$order" "${args[@]}")
     echo "  $line"
     read -r plain_ms nimble_ms equal replayed fallbacks <<< "$line"
     if [ "$plain_ms" = FAILED ]; then failures=$((failures + 1)); continue; fi
@@ -166,5 +166,6 @@ if ratios:
           f"lowest {min(ratios):.2f}x ({models[ratios.index(min(ratios))]})")
 PY
 cat "$results/run-summary-$mode.md"
+[ "$mode" = compare ] && python3 scripts/gpu/inprocess_report.py "$results" > /dev/null
 echo "run_models: done, $failures failure(s); $csv"
 exit $((failures > 0))

@@ -29,8 +29,9 @@ struct Config {
   // launched as CUDA graphs instead of call by call (docs/replay.md, "nimble run").
   bool run = false;
   // NIMBLE_RUN_PIECE: at most this many ops per launched graph (0: whole segments). Small pieces
-  // let the GPU run while the program issues the rest (docs/benchmarks/run-h100 has the numbers).
-  int run_piece = 8;
+  // let the GPU run while the program issues the rest; each graph launch costs host time (16
+  // measured best of 8/16/32/64 on the H100, docs/benchmarks/run-h100).
+  int run_piece = 16;
   // NIMBLE_RUN_MAX_STREAMS: streams inside the graphs. 1 (default): the program's order, and any
   // argument may change between iterations; more: the schedule's concurrency, but then device
   // addresses must stay as recorded (stale bytes in framework structs often break that).

@@ -7,7 +7,7 @@ the loss); training ends with the SHA-1 of all weights. Run it plainly and under
 those lines must be identical. The last line is JSON with the median wall time per iteration
 over the last TIMED iterations (what the user waits for, host work included).
 
-  python3 scripts/gpu/run_model.py resnet50
+  python3 scripts/gpu/run_model.py resnet50          (or timm/NAME where timm is installed)
   nimble run -o out.json -- python3 scripts/gpu/run_model.py resnet50
   nimble run -o out.json -- python3 scripts/gpu/run_model.py resnet18 --train --batch 32
 Environment: ITERATIONS (150), TIMED (100), DETERMINISTIC=1 (deterministic algorithms: needed for
@@ -44,11 +44,17 @@ if deterministic:
     torch.use_deterministic_algorithms(True, warn_only=True)
 torch.manual_seed(0)
 
-kwargs = {"num_classes": 10} if args.train else {}
-if args.model in ("inception_v3", "googlenet"):
-    kwargs.update(init_weights=True, aux_logits=False)
-model = torchvision.models.get_model(args.model, weights=None, **kwargs).cuda()
 size = 32 if args.train else (299 if args.model == "inception_v3" else 224)
+if args.model.startswith("timm/"):  # timm models where timm is installed: timm/NAME
+    import timm
+    model = timm.create_model(args.model[5:], pretrained=False, num_classes=10 if args.train else 1000).cuda()
+    if not args.train:
+        size = model.default_cfg.get("input_size", (3, 224, 224))[-1]
+else:
+    kwargs = {"num_classes": 10} if args.train else {}
+    if args.model in ("inception_v3", "googlenet"):
+        kwargs.update(init_weights=True, aux_logits=False)
+    model = torchvision.models.get_model(args.model, weights=None, **kwargs).cuda()
 generator = torch.Generator(device="cuda")
 generator.manual_seed(1234)
 if args.train:
@@ -91,4 +97,6 @@ if args.train:
     print(f"weights {weights.hexdigest()[:16]}")
 print(json.dumps({"model": args.model, "mode": "train" if args.train else "infer", "batch": batch,
                   "median_ms": 1000 * statistics.median(times[-timed:]), "iterations": iterations,
-                  "timed": timed, "deterministic": deterministic, "device": torch.cuda.get_device_name()}))
+                  "timed": timed, "deterministic": deterministic, "device": torch.cuda.get_device_name(),
+                  "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "cudnn": torch.backends.cudnn.version()}))

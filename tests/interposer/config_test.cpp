@@ -137,7 +137,7 @@ TEST(Config, RunModeAndItsOptions) {
   Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_RUN", "1"}});
   EXPECT_TRUE(c.errors.empty());
   EXPECT_TRUE(c.run);
-  EXPECT_EQ(c.run_piece, 8);
+  EXPECT_EQ(c.run_piece, 16);
   EXPECT_EQ(c.run_max_streams, 1);
   EXPECT_EQ(c.run_variants, 4);
   EXPECT_EQ(run_output_path(c, "/tmp/t.json"), "/tmp/t.run.json");
