@@ -93,6 +93,7 @@ LibraryMemo::LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options)
     Entry recorded;
     recorded.patches.assign(sites_[s].ops, {});
     recorded.seen = 1;
+    recorded.provisional = true;
     state_[s].keys.emplace(*sites_[s].recorded_key, std::move(recorded));
   }
 }
@@ -133,9 +134,14 @@ void LibraryMemo::observed(std::size_t site, std::uint64_t key, const std::optio
     return;
   }
   if (it == state.keys.end()) {
-    if (state.keys.size() < options_.max_keys) state.keys.emplace(key, Entry{*patches, 1, 0});
+    if (state.keys.size() < options_.max_keys) state.keys.emplace(key, Entry{*patches, 1, 0, false});
     return;
   }
+  if (it->second.patches != *patches && it->second.provisional) {
+    it->second = Entry{*patches, 1, 0, false};  // the recording's path left other stack bytes
+    return;
+  }
+  it->second.provisional = false;
   if (it->second.patches != *patches) {
     disable(site, "the same inputs launched other argument bytes (the key misses an input): " +
                       first_difference(it->second.patches, *patches, sites_[site].first_op));

@@ -85,15 +85,28 @@ TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
   EXPECT_TRUE(memo.decide(0, 0xabc).skip);
 }
 
+TEST(LibraryMemo, ALaterCallThatDiffersFromTheRecordingReplacesItThenMustBeConfirmed) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemo memo(plan);
+  memo.observed(0, 0xabc, patch_of(1), 1);  // other stack bytes than the recording's path left
+  EXPECT_TRUE(memo.disabled().empty());
+  EXPECT_FALSE(memo.decide(0, 0xabc).skip) << "seen once since";
+  memo.observed(0, 0xabc, patch_of(1), 1);
+  const LibraryDecision d = memo.decide(0, 0xabc);
+  ASSERT_TRUE(d.skip);
+  EXPECT_EQ(*d.patches, patch_of(1));
+}
+
 TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   const ReplayPlan plan = library_plan();
   LibraryMemo memo(plan);
-  memo.observed(0, 0xabc, patch_of(1), 1);  // the recorded inputs, other bytes: a hidden input
+  memo.observed(0, 0xabc, patch_of(1), 1);  // replaces the recording's sighting
+  memo.observed(0, 0xabc, patch_of(2), 1);  // the same inputs, other bytes again: a hidden input
   ASSERT_EQ(memo.disabled().size(), 1u);
   EXPECT_NE(memo.disabled()[0].find("the same inputs launched other argument bytes"), std::string::npos)
       << memo.disabled()[0];
   EXPECT_NE(memo.disabled()[0].find("task 0"), std::string::npos) << memo.disabled()[0];
-  EXPECT_NE(memo.disabled()[0].find("op 0, bytes at 8: (recorded) then 01"), std::string::npos) << memo.disabled()[0];
+  EXPECT_NE(memo.disabled()[0].find("op 0, bytes at 8: 01 then 02"), std::string::npos) << memo.disabled()[0];
   memo.observed(0, 0xabc, OpPatches(2), 1);
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_FALSE(memo.decide(0, 0xabc).skip);

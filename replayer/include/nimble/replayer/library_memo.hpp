@@ -9,7 +9,11 @@
 //
 // Trust is earned, not assumed: a key must have been seen `trust` times with identical launches
 // (the recording counts as one) before it is skipped; every `recheck`-th use still runs the real
-// call and compares. If the same key ever launches different bytes, or other ops, the key misses
+// call and compares. The recording's sighting is provisional: it ran through another path of
+// nimble's hooks, and some cuDNN kernels carry stale stack bytes in their argument structs (host
+// addresses that move with the caller's stack depth; 21 of ResNet-50's 53 convolutions). If the
+// first later call differs from the recording, that call's launches replace it, and the key must
+// then be seen twice more. If the same key ever launches different bytes, or other ops, the key misses
 // an input: the call site is never skipped again. A site holds at most `max_keys` keys (buffers
 // that ping-pong between iterations give two). CUDA-free.
 #pragma once
@@ -78,6 +82,7 @@ class LibraryMemo {
   struct Entry {
     OpPatches patches;
     std::size_t seen = 0;  // identical launches observed
+    bool provisional = false;  // the recording's sighting, not yet confirmed by a later call
     std::size_t uses = 0;
   };
   struct SiteState {
