@@ -1,5 +1,6 @@
 #include "run_mode.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -76,9 +77,20 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
   return "";
 }
 
-trace::json graph_stats(const replayer::GraphExecutor::Stats& s) {
+trace::json graph_stats(const replayer::GraphExecutor& executor, const replayer::ReplayPlan& plan) {
+  const replayer::GraphExecutor::Stats& s = executor.stats();
   auto mean_us = [](std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; };
-  return {{"execs", s.execs},
+  // The ops whose parameters were written most: what changes between iterations.
+  std::vector<std::size_t> order(plan.ops.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto& updates = executor.updates_per_op();
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return updates[a] > updates[b]; });
+  trace::json most = trace::json::array();
+  for (std::size_t k = 0; k < order.size() && k < 8 && updates[order[k]] > 0; ++k) {
+    most.push_back({{"op", replayer::describe_op(plan.ops[order[k]])}, {"updates", updates[order[k]]}});
+  }
+  return {{"most_updated", most},
+          {"execs", s.execs},
           {"launches", s.launches},
           {"launch_us_mean", mean_us(s.launch_ns, s.launches)},
           {"node_updates", s.node_updates},
@@ -169,7 +181,7 @@ void write_summary() {
                          {"calls_deferred", s.calls_deferred},
                          {"host_copies_run_in_place", s.host_copies},
                          {"false_starts", s.false_starts},
-                         {"graphs", graph_stats(r.executor->stats())},
+                         {"graphs", graph_stats(*r.executor, r.plan)},
                          {"fallbacks", fallbacks}};
   if (r.comparison) summary["compare"] = comparison_json(*r.comparison);
   if (r.memo) summary["library"] = library_json(*r.memo);

@@ -21,7 +21,7 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
                              Backend backend, std::size_t max_variants)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
       replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), node_of_(plan.ops.size(), nullptr),
-      kernel_params_(plan.ops.size()) {
+      kernel_params_(plan.ops.size()), updates_per_op_(plan.ops.size(), 0) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {
     throw ReplayError("nimble run launches graphs: use the single-stream or the scheduled-streams graph");
   }
@@ -89,6 +89,7 @@ void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std
     case OpKind::Nop: return;
   }
   ++stats_.node_updates;
+  ++updates_per_op_[op];
 }
 
 void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args) {

@@ -94,6 +94,10 @@ TEST(RunCommand, LaterIterationsRunAsGraphsWithThisIterationsScalars) {
   EXPECT_EQ(c.at("node_updates"), 12) << r.output;
   EXPECT_EQ(summary["graphs"].value("node_updates", 0), 12) << summary.dump(2);
   EXPECT_EQ(summary["graphs"].value("launches", 0), 6) << summary.dump(2);
+  const nlohmann::json& most = summary["graphs"]["most_updated"];
+  ASSERT_EQ(most.size(), 2u) << summary.dump(2);  // the scalar's kernel and the memset, once per replay
+  EXPECT_EQ(most[0].value("updates", 0), 6);
+  EXPECT_EQ(most[1].value("updates", 0), 6);
   EXPECT_NE(r.output.find("nimble run: 6 iteration(s) replayed"), std::string::npos) << r.output;
   // Every kernel ran with the arguments a plain run gives it, the changing scalar included.
   EXPECT_EQ(work_of(r.output), work_of(plain_run("loop").output));

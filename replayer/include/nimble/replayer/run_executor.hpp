@@ -41,6 +41,8 @@ class GraphExecutor : public Executor {
     std::uint64_t launch_ns = 0;     // host time in cuGraphLaunch
   };
   const Stats& stats() const { return stats_; }
+  // Node writes per op: which ops change from iteration to iteration.
+  const std::vector<std::size_t>& updates_per_op() const { return updates_per_op_; }
 
  private:
   // One exec of a segment's graph. held[i - segment.begin]: the parameters op i has in this
@@ -72,6 +74,7 @@ class GraphExecutor : public Executor {
   CUstream stream_ = nullptr;
   CUcontext context_ = nullptr;
   Stats stats_;
+  std::vector<std::size_t> updates_per_op_;
 };
 
 }  // namespace nimble::replayer
