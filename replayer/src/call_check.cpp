@@ -60,14 +60,21 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
                                     trace::hex_address(word_at(call.args, p)));
     }
   }
-  // Parameters: where each starts, up to the next (or the end); one parameter when unknown.
-  std::vector<std::uint32_t> starts = k.param_offsets;
-  if (starts.empty() && !k.args.empty()) starts = {0};
-  std::sort(starts.begin(), starts.end());
+  // Parameters: where each starts, up to its end when its size is known (the bytes before the next
+  // are padding, which no kernel reads and which often hold stale stack bytes), else up to the
+  // next (or the end); one parameter when the layout is unknown.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> params;  // start, end
+  const bool sizes = k.param_sizes.size() == k.param_offsets.size();
+  for (std::size_t i = 0; i < k.param_offsets.size(); ++i) {
+    params.push_back({k.param_offsets[i], sizes ? k.param_offsets[i] + k.param_sizes[i] : 0});
+  }
+  if (params.empty() && !k.args.empty()) params = {{0, 0}};
+  std::sort(params.begin(), params.end());
   CallCheck result;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const std::size_t from = starts[i];
-    const std::size_t to = i + 1 < starts.size() ? starts[i + 1] : k.args.size();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::size_t from = params[i].first;
+    const std::size_t next = i + 1 < params.size() ? params[i + 1].first : k.args.size();
+    const std::size_t to = params[i].second > from ? std::min<std::size_t>(params[i].second, next) : next;
     if (same(k.args, call.args, from, to)) continue;
     // A changed word that is now an address would change what the kernel touches.
     for (std::size_t w = (from + 7) / 8 * 8; addresses_matter && w + 8 <= to; w += 8) {

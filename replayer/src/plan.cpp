@@ -115,6 +115,7 @@ KernelOp kernel_op(const trace::Task& task, const std::string& where) {
                          std::to_string(k.args.size()) + " argument bytes");
       }
       k.param_offsets.push_back(static_cast<std::uint32_t>(offset));
+      k.param_sizes.push_back(static_cast<std::uint32_t>(size));
     }
   }
   if (auto pointers = args.find("pointers"); pointers != args.end() && pointers->is_array()) {

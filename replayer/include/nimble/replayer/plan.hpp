@@ -43,6 +43,7 @@ struct KernelOp {
   bool cooperative = false;
   std::vector<std::uint8_t> args;    // the argument buffer
   std::vector<std::uint32_t> param_offsets;  // where each parameter starts in args
+  std::vector<std::uint32_t> param_sizes;    // and its size (the bytes between are padding)
   std::vector<LaunchAttribute> attributes;
   std::vector<PointerFix> pointer_fixes;
   std::vector<std::uint32_t> pointer_offsets;  // every argument word the recorder resolved to device memory
