@@ -121,6 +121,15 @@ TEST(RecordedFields, DescriptiveFieldsAreWarnings) {
   EXPECT_NE(find(d, Severity::Warning, "\"stream\", \"event\", \"context\"", 1, "sync"), nullptr) << dump(d);
 }
 
+TEST(RecordedFields, LibraryCallNumberAndKey) {
+  EXPECT_EQ(check({{"library_call", "cudnnBackendExecute"}, {"library_call_id", 3}, {"library_key", "0xfeed"}}).items.size(),
+            0u);
+  const Diagnostics d = check({{"library_call_id", -2}, {"library_key", "feed"}});
+  EXPECT_EQ(d.error_count(), 0u) << dump(d);
+  EXPECT_NE(find(d, Severity::Warning, "at least 0", 1, "library_call_id"), nullptr) << dump(d);
+  EXPECT_NE(find(d, Severity::Warning, "", 1, "library_key"), nullptr) << dump(d);
+}
+
 TEST(RecordedFields, TopLevelLists) {
   const json top = json::parse(R"({
     "allocations": [{"id": 1, "addr": "0x1000", "size": 8}, {"id": 1, "addr": "zero", "size": -8, "kind": "gpu"}],

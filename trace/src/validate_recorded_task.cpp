@@ -234,12 +234,18 @@ void check_dep_reasons(const FieldChecker& c, const json& reasons, const Task& t
 
 void check_recorded_task(const Task& task, const RecordedContext& context, const FieldChecker& c) {
   if (!task.extra.is_object()) return;
+  auto any_of = [](const std::string& key, std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      if (key == n) return true;
+    }
+    return false;
+  };
   for (const auto& [key, v] : task.extra.items()) {
-    if (key == "name" || key == "mangled" || key == "library_call") c.string_or_null(v, key, kWarning);
-    else if (key == "api" || key == "handle") c.string(v, key, kWarning);
-    else if (key == "thread" || key == "correlation_id" || key == "synced_stream") c.integer(v, key, kWarning, 0);
+    if (any_of(key, {"name", "mangled", "library_call"})) c.string_or_null(v, key, kWarning);
+    else if (any_of(key, {"api", "handle"})) c.string(v, key, kWarning);
+    else if (any_of(key, {"thread", "correlation_id", "synced_stream", "library_call_id"})) c.integer(v, key, kWarning, 0);
     else if (key == "start_us") c.microseconds(v, key, kWarning);
-    else if (key == "function" || key == "graph_exec" || key == "event") c.address(v, key, kWarning);
+    else if (any_of(key, {"function", "graph_exec", "event", "library_key"})) c.address(v, key, kWarning);
     else if (key == "sync") c.one_of(v, key, kWarning, {"stream", "event", "context"});
     else if (key == "launch") check_launch(c, v);
     else if (key == "args") check_args(c, v, context);
