@@ -172,17 +172,24 @@ int fork_child_does_not_write() {
   return 0;
 }
 
+// What the single-stream loops share: the two fake kernels and two 1 KiB buffers.
+struct LoopParts {
+  CUfunction scale = fake_driver_function("scale");
+  CUfunction fill = fake_driver_function("fill");
+  CUdeviceptr a = 0, b = 0;
+  LoopParts() {
+    cuMemAlloc(&a, 1024);
+    cuMemAlloc(&b, 1024);
+  }
+};
+
 // A single-stream loop for `nimble run`: each iteration copies fresh host data in, launches a
 // kernel whose scalar argument changes every time, a memset whose value changes, a second kernel,
 // copies the result out and synchronises; iteration 1 is bracketed by cuProfilerStart/Stop. With
 // `change_at`, that iteration's second kernel has another grid (a mismatch mid-iteration). Prints
 // how many launches reached the driver as work, as graph nodes, and as graph launches.
 int loop(int iterations, int change_at) {
-  CUfunction scale = fake_driver_function("scale");
-  CUfunction fill = fake_driver_function("fill");
-  CUdeviceptr a, b;
-  cuMemAlloc(&a, 1024);
-  cuMemAlloc(&b, 1024);
+  auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   for (int i = 0; i < iterations; ++i) {
     if (i == 1) cuProfilerStart();
@@ -212,11 +219,7 @@ int loop(int iterations, int change_at) {
 // iterations after the first 10. Run it idle and under `nimble run` to compare.
 int overhead(int iterations, int kernels, bool changing) {
   using Clock = std::chrono::steady_clock;
-  CUfunction scale = fake_driver_function("scale");
-  CUfunction fill = fake_driver_function("fill");
-  CUdeviceptr a, b;
-  cuMemAlloc(&a, 1024);
-  cuMemAlloc(&b, 1024);
+  auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   Clock::time_point start;
   for (int i = 0; i < iterations; ++i) {

@@ -27,6 +27,16 @@ ReplayPlan library_plan(CopyDirection copy = CopyDirection::DtoD) {
 
 OpPatches patch_of(std::uint8_t seed) { return {{{8, {seed}}}, {}}; }
 
+// A key seen to launch `patches` twice since the recording: the next call is skipped with them.
+void expect_learned(LibraryMemo& memo, std::uint64_t key, const OpPatches& patches) {
+  memo.observed(0, key, patches, 1);
+  EXPECT_FALSE(memo.decide(0, key).skip) << "seen once";
+  memo.observed(0, key, patches, 1);
+  const LibraryDecision d = memo.decide(0, key);
+  ASSERT_TRUE(d.skip);
+  EXPECT_EQ(*d.patches, patches);
+}
+
 TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
   const ReplayPlan plan = library_plan();
   const auto sites = library_sites(plan);
@@ -67,12 +77,7 @@ TEST(LibraryMemo, OtherInputsAreLearnedWithTheirPatches) {
   const ReplayPlan plan = library_plan();
   LibraryMemo memo(plan);
   EXPECT_FALSE(memo.decide(0, 0x2).skip);
-  memo.observed(0, 0x2, patch_of(7), 1);
-  EXPECT_FALSE(memo.decide(0, 0x2).skip) << "seen once";
-  memo.observed(0, 0x2, patch_of(7), 1);
-  const LibraryDecision d = memo.decide(0, 0x2);
-  ASSERT_TRUE(d.skip);
-  EXPECT_EQ(*d.patches, patch_of(7));
+  expect_learned(memo, 0x2, patch_of(7));
 }
 
 TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
@@ -88,13 +93,8 @@ TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
 TEST(LibraryMemo, ALaterCallThatDiffersFromTheRecordingReplacesItThenMustBeConfirmed) {
   const ReplayPlan plan = library_plan();
   LibraryMemo memo(plan);
-  memo.observed(0, 0xabc, patch_of(1), 1);  // other stack bytes than the recording's path left
+  expect_learned(memo, 0xabc, patch_of(1));  // other stack bytes than the recording's path left
   EXPECT_TRUE(memo.disabled().empty());
-  EXPECT_FALSE(memo.decide(0, 0xabc).skip) << "seen once since";
-  memo.observed(0, 0xabc, patch_of(1), 1);
-  const LibraryDecision d = memo.decide(0, 0xabc);
-  ASSERT_TRUE(d.skip);
-  EXPECT_EQ(*d.patches, patch_of(1));
 }
 
 TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
