@@ -95,7 +95,11 @@ CUresult on_mem_alloc_from_pool_async(H h, PFN_cuMemAllocFromPoolAsync_v11020 re
 }
 
 CUresult on_mem_free_async(H h, PFN_cuMemFreeAsync_v11020 real, CUdeviceptr dptr, CUstream stream) {
-  if (running()) short_circuit_host_visible("freed memory");
+  // Under nimble run, kept until the held-back calls that may use the memory are on the GPU.
+  if (running() && !inside_nimble() && !program_capturing(stream, h.stream) &&
+      short_circuit_holds_free(real, dptr, stream, h.stream)) {
+    return CUDA_SUCCESS;
+  }
   if (skip_stream(h, stream)) return real(dptr, stream);
   const CUresult r = real(dptr, stream);
   if (r == CUDA_SUCCESS && dptr) freed(dptr, map_stream(stream, h.stream));

@@ -47,6 +47,14 @@ struct RunState {
   std::size_t iteration_calls = 0;   // kernels, copies and memsets of the recorded iteration
   std::size_t plain_calls = 0;       // calls since the last iteration start in a plain block
   std::optional<bool> plain_previous_whole;  // for the replayed iteration that ends a plain block
+
+  struct HeldFree {
+    FreeAsyncFn real;
+    CUdeviceptr ptr;
+    CUstream stream;
+  };
+  std::vector<HeldFree> held_frees;  // stream-ordered frees waiting for the held-back calls
+  std::size_t frees_held = 0;        // how many were held, for the summary
 };
 RunState* g_run = nullptr;
 
@@ -62,9 +70,24 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
            " problem(s)); first: " + planned.problems.front();
   }
   if (!planned.plan->shadow_sizes.empty()) {
-    return "the program freed " + std::to_string(planned.plan->shadow_sizes.size()) +
-           " allocation(s) inside the recorded iteration (an allocator without a cache, such as "
-           "PYTORCH_NO_CUDA_MEMORY_CACHING=1); replay needs the recorded addresses to stay the program's";
+    // Stream-ordered frees can wait until the work before them is launched (held_frees); a
+    // synchronous cuMemFree inside the iteration synchronises, and a schedule over several
+    // streams needs the recorded addresses.
+    std::size_t synchronous = 0;
+    if (auto list = trace.extra.find("allocations"); list != trace.extra.end() && list->is_array()) {
+      for (const trace::json& a : *list) {
+        if (a.value("freed", false) && a.value("kind", std::string()) != "async") ++synchronous;
+      }
+    }
+    if (synchronous > 0) {
+      return "the program freed " + std::to_string(synchronous) + " allocation(s) inside the recorded iteration with "
+             "cuMemFree, which synchronises (an allocator without a cache, such as PYTORCH_NO_CUDA_MEMORY_CACHING=1; "
+             "stream-ordered allocators such as PyTorch's backend:cudaMallocAsync are replayed)";
+    }
+    if (config().run_max_streams > 1) {
+      return "the program freed " + std::to_string(planned.plan->shadow_sizes.size()) + " allocation(s) inside the "
+             "recorded iteration; graphs over several streams (--max-streams > 1) need the recorded addresses to stay";
+    }
   }
   std::set<int> streams;
   for (const trace::Task& t : trace.tasks) {
@@ -100,6 +123,18 @@ trace::json graph_stats(const replayer::GraphExecutor& executor, const replayer:
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// Once no call is held back any more, the frees that waited for them go out, in order.
+void release_frees(RunState& r) {
+  if (r.held_frees.empty() || r.short_circuit->holding()) return;
+  std::vector<RunState::HeldFree> frees;
+  frees.swap(r.held_frees);
+  for (const RunState::HeldFree& f : frees) {
+    if (const CUresult result = f.real(f.ptr, f.stream); result != CUDA_SUCCESS) {
+      log_message("nimble run: a held-back cuMemFreeAsync failed with error " + std::to_string(result));
+    }
+  }
 }
 
 trace::json phase_json(const replayer::PhaseTimes& t) {
@@ -181,6 +216,7 @@ void write_summary() {
                          {"calls_deferred", s.calls_deferred},
                          {"host_copies_run_in_place", s.host_copies},
                          {"false_starts", s.false_starts},
+                         {"frees_held_back", r.frees_held},
                          {"graphs", graph_stats(*r.executor, r.plan)},
                          {"fallbacks", fallbacks}};
   if (r.comparison) summary["compare"] = comparison_json(*r.comparison);
@@ -198,6 +234,7 @@ void at_exit() {
     g_running.store(false, std::memory_order_relaxed);
     try {
       g_run->short_circuit->finish("the program ended in the middle of a recorded iteration");
+      release_frees(*g_run);
     } catch (const std::exception& e) {
       say(std::string("at exit: ") + e.what());
     }
@@ -287,7 +324,7 @@ void start_short_circuit(trace::Trace trace) {
       say("not replaying: the driver lacks " + missing + ". The program runs as it is.");
       return;
     }
-    run->plan = std::move(*planned.plan);
+    run->plan = replayer::without_shadows(std::move(*planned.plan));
     run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
     const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
     run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend,
@@ -353,11 +390,13 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCa
     const std::size_t started = sc.iterations_started();
     const bool deferred = sc.on_call(std::move(*call)) == replayer::Action::Deferred;
     if (replayer::Comparison* c = g_run->comparison.get()) note_replayed_call(*g_run, *c, started, previous_whole);
+    release_frees(*g_run);
     return deferred;
   } catch (const std::exception& e) {
     // Issuing deferred calls failed: the driver is in trouble; say so loudly and stop.
     g_running.store(false, std::memory_order_relaxed);
     log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    release_frees(*g_run);
     return false;
   }
 }
@@ -385,6 +424,7 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   try {
     sc.on_skipped_call(*decision.patches);
     if (r.comparison) end_replayed_block_if_done(r, *r.comparison);
+    release_frees(r);
   } catch (const std::exception& e) {
     g_running.store(false, std::memory_order_relaxed);
     log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
@@ -421,6 +461,31 @@ void short_circuit_host_visible(const char* what) {
     g_running.store(false, std::memory_order_relaxed);
     log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
   }
+  release_frees(*g_run);
+}
+
+bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream, StreamVariant variant) {
+  if (!g_run) return false;
+  std::lock_guard<std::mutex> lock(g_run->mu);
+  RunState& r = *g_run;
+  if (!running()) return false;
+  InternalScope internal;
+  try {
+    if (!r.short_circuit->holding()) return false;  // nothing waits: the free goes out in order now
+    if (map_stream(stream, variant) != r.stream) {
+      r.short_circuit->on_host_visible_point("freed memory on another stream");
+      release_frees(r);
+      return false;
+    }
+  } catch (const std::exception& e) {
+    g_running.store(false, std::memory_order_relaxed);
+    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    release_frees(r);
+    return false;
+  }
+  r.held_frees.push_back({real, ptr, stream});
+  ++r.frees_held;
+  return true;
 }
 
 }  // namespace nimble::hooks

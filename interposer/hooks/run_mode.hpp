@@ -46,6 +46,13 @@ struct LibraryTurn {
 LibraryTurn library_call_begins(const char* symbol, std::uint64_t key);
 void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t host_ns);
 
+// A stream-ordered free (cuMemFreeAsync) while calls that may use the memory are held back: kept,
+// and issued in order once those calls are on the GPU (or issued on fall-back), so the memory is
+// not handed out again before they ran. True when nimble keeps it (the caller returns success).
+// A free on another stream than the replayed one makes the held-back calls go out first.
+using FreeAsyncFn = CUresult(CUDAAPI*)(CUdeviceptr, CUstream);
+bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream, StreamVariant variant);
+
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.
 void short_circuit_host_visible(const char* what);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,13 @@ void fake::called(const char* name) {
 namespace {
 std::uint64_t g_work_digest = 0xcbf29ce484222325ULL;
 std::uint64_t g_work_kernels = 0;
+// A stream-ordered pool: freed blocks by size (the last freed is handed out first), and the
+// blocks freed and not handed out again. A kernel that runs with one of those in its arguments
+// ran after its memory was freed: counted.
+std::map<std::size_t, std::vector<CUdeviceptr>> g_pool;
+std::map<CUdeviceptr, std::size_t> g_block_sizes;
+std::set<CUdeviceptr> g_freed_blocks;
+int g_use_after_free = 0;
 }  // namespace
 
 std::vector<std::uint8_t> fake::kernel_args(CUfunction f, void** params, void** extra) {
@@ -73,6 +81,11 @@ void fake::ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args) {
   }
   for (std::uint8_t b : args) g_work_digest = step(g_work_digest, b);
   ++g_work_kernels;
+  for (std::size_t w = 0; w + 8 <= args.size(); w += 8) {
+    CUdeviceptr word = 0;
+    std::memcpy(&word, args.data() + w, 8);
+    if (g_freed_blocks.count(word)) ++g_use_after_free;
+  }
   if (std::getenv("FAKE_DRIVER_LOG")) {
     std::fprintf(stderr, "ran %s", reinterpret_cast<FakeKernel*>(f)->mangled);
     for (std::uint8_t b : args) std::fprintf(stderr, "%02x", b);
@@ -87,6 +100,10 @@ const char* fake_driver_last_call() { return g_last_call.c_str(); }
 std::uint64_t fake_driver_work_digest() {
   std::lock_guard<std::mutex> lock(g_mu);
   return g_work_digest;
+}
+int fake_driver_use_after_free() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_use_after_free;
 }
 std::uint64_t fake_driver_work_kernels() {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -159,6 +176,30 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(CUdeviceptr) { called("cuMemFree_v2"); return CUDA_SUCCESS; }
+CUresult cuMemAllocAsync(CUdeviceptr* p, size_t bytes, CUstream) {
+  called("cuMemAllocAsync");
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto& free = g_pool[bytes];
+  if (!free.empty()) {
+    *p = free.back();
+    free.pop_back();
+    g_freed_blocks.erase(*p);
+    return CUDA_SUCCESS;
+  }
+  *p = g_next_address;
+  g_next_address += (bytes + 0xfffff) & ~std::uint64_t{0xfffff};
+  g_block_sizes[*p] = bytes;
+  return CUDA_SUCCESS;
+}
+CUresult cuMemFreeAsync(CUdeviceptr p, CUstream) {
+  called("cuMemFreeAsync");
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_block_sizes.find(p);
+  if (it == g_block_sizes.end() || g_freed_blocks.count(p)) return CUDA_ERROR_INVALID_VALUE;
+  g_pool[it->second].push_back(p);
+  g_freed_blocks.insert(p);
+  return CUDA_SUCCESS;
+}
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, size_t, CUstream) {
   called("cuMemcpyHtoDAsync_v2");
   return CUDA_SUCCESS;
@@ -227,6 +268,8 @@ const Entry kEntries[] = {
     E("cuLaunchKernel", 90000, false, fake_cuLaunchKernel_future),
     E("cuMemAlloc", 3020, false, cuMemAlloc_v2),
     E("cuMemFree", 3020, false, cuMemFree_v2),
+    E("cuMemAllocAsync", 11020, false, cuMemAllocAsync),
+    E("cuMemFreeAsync", 11020, false, cuMemFreeAsync),
     E("cuMemcpyHtoDAsync", 3020, false, cuMemcpyHtoDAsync_v2),
     E("cuMemcpyDtoHAsync", 3020, false, cuMemcpyDtoHAsync_v2),
     E("cuMemcpyDtoH", 3020, false, cuMemcpyDtoH_v2),

@@ -24,6 +24,7 @@ extern "C" int fake_driver_count(const char* name);
 extern "C" std::uint64_t fake_driver_work_digest();
 extern "C" std::uint64_t fake_driver_work_kernels();
 extern "C" int fake_cudnn_executes();
+extern "C" int fake_driver_use_after_free();
 
 namespace {
 
@@ -246,6 +247,43 @@ int overhead(int iterations, int kernels, bool changing) {
   return 0;
 }
 
+// A single-stream loop whose tensors come from a stream-ordered pool, as under PyTorch's
+// backend:cudaMallocAsync: each iteration allocates a new input before the last one is freed (so
+// two addresses alternate), a temporary that is freed right after the kernels that use it, one
+// more kernel, and copies the result out; iteration 1 is bracketed by cuProfilerStart/Stop. Prints the work digest
+// and how many kernels ran with memory that had been freed (the fake pool hands freed blocks out
+// again at once).
+int pool_loop(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  CUdeviceptr previous = 0;
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    CUdeviceptr x = 0, t = 0;
+    cuMemAllocAsync(&x, 4096, nullptr);
+    int m = 5, n = 3 + i;
+    void* fill_x[] = {&x, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_x, nullptr);
+    cuMemAllocAsync(&t, 2048, nullptr);
+    void* x_to_t[] = {&x, &t, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, x_to_t, nullptr);
+    void* t_to_b[] = {&t, &b, &m};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, t_to_b, nullptr);
+    cuMemFreeAsync(t, nullptr);
+    if (previous) cuMemFreeAsync(previous, nullptr);
+    previous = x;
+    void* fill_b[] = {&b, &m};  // more work after the frees, before anything is launched
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_b, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("kernels_run=%d graph_launches=%d use_after_free=%d\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), fake_driver_use_after_free());
+  return 0;
+}
+
 // cuDNN-style calls in a single-stream loop (the fake cuDNN): per iteration a kernel of the
 // program's own, a cudnnBackendExecute whose variant pack (created, set, finalized, executed and
 // destroyed every time, as PyTorch does) names an input buffer that alternates between two,
@@ -326,7 +364,8 @@ int main(int argc, char** argv) {
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
+  if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool\n");
   return 2;
 }

@@ -158,6 +158,25 @@ TEST(RunCommand, LibraryStateTheKeyCannotSeeIsNoticedAndTheCallIsNeverSkipped) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("library", {"FAKE_CUDNN_HIDDEN_STATE=1"}).output));
 }
 
+// Tensors from a stream-ordered pool (PyTorch's backend:cudaMallocAsync): allocations run in
+// place, and a free made while the calls that use the memory are held back waits until they are
+// launched. The fake pool hands a freed block out at once and counts kernels that ran with freed
+// memory: none may.
+TEST(RunCommand, PoolTensorsAreReplayedAndFreedOnlyAfterTheWorkThatUsesThem) {
+  const std::string dir = temp_dir();
+  const RunResult r = nimble_run(dir + "/trace.json", "pool");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 10) << summary.dump(2);
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  EXPECT_EQ(summary.value("frees_held_back", 0), 20) << summary.dump(2);  // the temporary and the last input
+  const auto c = counts(r.output);
+  ASSERT_FALSE(c.empty()) << r.output;
+  EXPECT_EQ(c.at("use_after_free"), 0) << r.output;
+  EXPECT_EQ(c.at("graph_launches"), 10) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("pool").output));
+}
+
 TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
   const std::string dir = temp_dir();
   const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--compare", "10", "-o", dir + "/trace.json",

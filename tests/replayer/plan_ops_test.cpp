@@ -420,6 +420,16 @@ TEST(PlanFreed, CopiesAndMemsetsIntoFreedAllocationsUseShadowsNumberedAsFirstMet
   EXPECT_FALSE(ops[3].copy.src_shadow);
 
   EXPECT_EQ(r.plan->written, (std::vector<MemoryRange>{{0x7f0000000000, 4096}}));
+
+  // nimble run's plan keeps the program's own addresses everywhere.
+  const ReplayPlan own = without_shadows(*r.plan);
+  EXPECT_TRUE(own.shadow_sizes.empty());
+  EXPECT_EQ(own.shadow_bytes, 0u);
+  for (const Op& op : own.ops) {
+    EXPECT_FALSE(op.memset.dst_shadow || op.copy.src_shadow || op.copy.dst_shadow) << describe_op(op);
+    EXPECT_TRUE(op.kernel.pointer_fixes.empty());
+  }
+  EXPECT_EQ(own.ops[1].copy.src, 0x7f0000100040u);
 }
 
 

@@ -117,4 +117,10 @@ std::string dims_text(const unsigned* dims);
 // argument or a copy/memset address (those are redirected to shadow allocations).
 PlanResult build_plan(const trace::Trace& trace);
 
+// The plan with every address the program's own: no shadows. For `nimble run`, whose graphs are
+// only launched once every call of the segment matched, with the call's own bytes written into
+// any node that holds others: a freed allocation's recorded address is only launched when the
+// program passes that very address again.
+ReplayPlan without_shadows(ReplayPlan plan);
+
 }  // namespace nimble::replayer

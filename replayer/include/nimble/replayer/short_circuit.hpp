@@ -97,6 +97,8 @@ class ShortCircuit {
   // iteration is complete).
   bool awaiting_iteration() const { return !armed_ || matcher_.complete(); }
   bool stopped() const { return stopped_; }
+  // Calls are held back (their segment is not launched yet).
+  bool holding() const { return !deferred_.empty(); }
   // How many times a call armed it (began a recorded iteration).
   std::size_t iterations_started() const { return iterations_started_; }
   const ShortCircuitSummary& summary() const { return summary_; }
