@@ -324,7 +324,7 @@ void start_short_circuit(trace::Trace trace) {
       say("not replaying: the driver lacks " + missing + ". The program runs as it is.");
       return;
     }
-    run->plan = replayer::without_shadows(std::move(*planned.plan));
+    run->plan = replayer::with_program_pointers(std::move(*planned.plan));
     run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
     const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
     run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend,

@@ -340,17 +340,8 @@ std::string dims_text(const unsigned* dims) {
   return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
 }
 
-ReplayPlan without_shadows(ReplayPlan plan) {
-  for (Op& op : plan.ops) {
-    op.kernel.pointer_fixes.clear();
-    op.copy.src_shadow.reset();
-    op.copy.dst_shadow.reset();
-    op.memset.dst_shadow.reset();
-  }
-  plan.shadow_sizes.clear();
-  plan.shadow_offsets.clear();
-  plan.shadow_bytes = 0;
-  plan.shadows_reused = 0;
+ReplayPlan with_program_pointers(ReplayPlan plan) {
+  for (Op& op : plan.ops) op.kernel.pointer_fixes.clear();
   return plan;
 }
 

@@ -36,7 +36,7 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
     if (!has_work) continue;
     graphs_[s] = replayer_.instantiate_range(backend, seg.begin, seg.end);
     for (std::size_t i = seg.begin; i < seg.end; ++i) node_of_[i] = graphs_[s].op_nodes[i - seg.begin];
-    variants_[s].push_back({graphs_[s].exec, std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)});
+    variants_[s].push_back(fresh_variant(s, graphs_[s].exec));
     ++stats_.execs;
   }
 }
@@ -61,6 +61,28 @@ std::vector<std::uint8_t> GraphExecutor::recorded_bytes(std::size_t op) const {
     std::memcpy(bytes.data() + kCopyDestination, &o.copy.dst, 8);
   }
   return bytes;
+}
+
+GraphExecutor::Variant GraphExecutor::fresh_variant(std::size_t s, CUgraphExec exec) const {
+  const Segment& seg = segments_.at(s);
+  Variant v{exec, std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)};
+  for (std::size_t i = seg.begin; i < seg.end; ++i) {
+    const Op& o = plan_.ops[i];
+    std::vector<std::uint8_t> captured = recorded_bytes(i);
+    if (o.kind == OpKind::Memset) {
+      const std::uint64_t dst = replayer_.replayed_address(o.memset.dst, o.memset.dst_shadow);
+      std::memcpy(captured.data() + kMemsetDestination, &dst, 8);
+    } else if (o.kind == OpKind::Copy) {
+      const std::uint64_t src = replayer_.replayed_address(o.copy.src, o.copy.src_shadow);
+      const std::uint64_t dst = replayer_.replayed_address(o.copy.dst, o.copy.dst_shadow);
+      std::memcpy(captured.data() + kCopySource, &src, 8);
+      std::memcpy(captured.data() + kCopyDestination, &dst, 8);
+    } else {
+      continue;  // kernels take the plan's own argument bytes
+    }
+    if (captured != recorded_bytes(i)) v.held[i - seg.begin] = std::move(captured);
+  }
+  return v;
 }
 
 // How many of the segment's nodes `v` would have to change to hold `wanted` (ops not in it: the
@@ -152,11 +174,14 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
     if (writes < best_writes) best = v, best_writes = writes;
   }
-  if (best_writes > 0 && wanted.size() <= best_writes && variants.size() < max_variants_) {
-    variants.push_back({replayer_.instantiate_again(graphs_[segment].graph),
-                        std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)});
-    ++stats_.execs;
-    best = variants.size() - 1;
+  if (best_writes > 0 && variants.size() < max_variants_) {
+    Variant fresh = fresh_variant(segment, nullptr);
+    if (writes_needed(fresh, seg.begin, wanted) <= best_writes) {
+      fresh.exec = replayer_.instantiate_again(graphs_[segment].graph);
+      variants.push_back(std::move(fresh));
+      ++stats_.execs;
+      best = variants.size() - 1;
+    }
   }
   Variant& v = variants[best];
   const auto updates_start = Clock::now();

@@ -421,15 +421,24 @@ TEST(PlanFreed, CopiesAndMemsetsIntoFreedAllocationsUseShadowsNumberedAsFirstMet
 
   EXPECT_EQ(r.plan->written, (std::vector<MemoryRange>{{0x7f0000000000, 4096}}));
 
-  // nimble run's plan keeps the program's own addresses everywhere.
-  const ReplayPlan own = without_shadows(*r.plan);
-  EXPECT_TRUE(own.shadow_sizes.empty());
-  EXPECT_EQ(own.shadow_bytes, 0u);
-  for (const Op& op : own.ops) {
-    EXPECT_FALSE(op.memset.dst_shadow || op.copy.src_shadow || op.copy.dst_shadow) << describe_op(op);
-    EXPECT_TRUE(op.kernel.pointer_fixes.empty());
-  }
-  EXPECT_EQ(own.ops[1].copy.src, 0x7f0000100040u);
+  // nimble run's plan: kernels keep the program's own addresses, copies and memsets their shadows.
+  const ReplayPlan own = with_program_pointers(*r.plan);
+  EXPECT_EQ(own.shadow_sizes, r.plan->shadow_sizes);
+  EXPECT_TRUE(own.ops[0].memset.dst_shadow);
+  EXPECT_TRUE(own.ops[1].copy.src_shadow);
+}
+
+TEST(PlanFreed, NimbleRunsPlanGivesKernelsTheProgramsPointers) {
+  const PlanResult r = plan_of(parse(document(R"(
+    {"id": 0, "kind": "kernel", "deps": [], "function": "0x1000",
+     "launch": {"grid": [1, 1, 1], "block": [32, 1, 1]},
+     "args": {"bytes": "00011000007f0000", "params": [{"offset": 0, "size": 8}],
+              "pointers": [{"offset": 0, "alloc": 1, "alloc_offset": 256}]},
+     "mem": [{"alloc": 1, "offset": 0, "size": 2048, "mode": "rw"}]})",
+                                              kFreedAllocations)));
+  ASSERT_TRUE(r.plan) << joined(r);
+  EXPECT_EQ(r.plan->ops[0].kernel.pointer_fixes.size(), 1u);
+  EXPECT_TRUE(with_program_pointers(*r.plan).ops[0].kernel.pointer_fixes.empty());
 }
 
 

@@ -202,7 +202,7 @@ DriverApi make_fake() {
     return CUDA_SUCCESS;
   };
   a.graph_exec_memset_node_set_params = [](CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext c) {
-    record("cuGraphExecMemsetNodeSetParams", nullptr, {u(e), u(n), p->value, u(c)});
+    record("cuGraphExecMemsetNodeSetParams", nullptr, {u(e), u(n), p->value, u(c), p->dst});
     return CUDA_SUCCESS;
   };
   // Attribute values: 1000 + the attribute's number, so a message shows which was asked.
@@ -784,6 +784,26 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   EXPECT_EQ(executor.stats().execs, 4u);
   EXPECT_EQ(executor.stats().node_updates, 4u);
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
+}
+
+// A memset into memory the program freed during the recorded iteration (a pool tensor): it is
+// captured on nimble's stand-in, so even the recorded address must be written into the node
+// before the graph runs for the program.
+TEST_F(RunExecutorStub, AMemsetCapturedOnAStandInGetsTheProgramsAddress) {
+  ReplayPlan plan = run_plan_;
+  plan.ops[2].memset.dst_shadow = ShadowAddress{0, 0};
+  plan.shadow_sizes = {1024};
+  plan.shadow_offsets = {0};
+  plan.shadow_bytes = 1024;
+  const auto segments = segments_of(plan);
+  GraphExecutor executor(api_, plan, segments, Backend::Graph, 2);
+  ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
+  iteration(sc, 42, 7);  // exactly the recorded values
+  auto writes = calls_named("cuGraphExecMemsetNodeSetParams");
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_EQ(writes[0].args[4], plan.ops[2].memset.dst) << "the program's address, not the stand-in";
+  iteration(sc, 42, 7);
+  EXPECT_EQ(calls_named("cuGraphExecMemsetNodeSetParams").size(), 1u) << "the exec holds it now";
 }
 
 TEST_F(RunExecutorStub, InProgramOrderMovedBuffersArePatchedIntoCopyAndMemsetNodes) {

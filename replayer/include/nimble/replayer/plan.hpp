@@ -117,10 +117,12 @@ std::string dims_text(const unsigned* dims);
 // argument or a copy/memset address (those are redirected to shadow allocations).
 PlanResult build_plan(const trace::Trace& trace);
 
-// The plan with every address the program's own: no shadows. For `nimble run`, whose graphs are
-// only launched once every call of the segment matched, with the call's own bytes written into
-// any node that holds others: a freed allocation's recorded address is only launched when the
-// program passes that very address again.
-ReplayPlan without_shadows(ReplayPlan plan);
+// The plan whose kernels take the program's own addresses: no shadow pointers. For `nimble run`,
+// whose graphs are only launched once every call of the segment matched, with the call's own
+// bytes written into any node that holds others: a freed allocation's recorded address is only
+// launched when the program passes that very address again. Copies and memsets into freed
+// allocations keep their shadows: the driver checks their ends when it captures them (the graph
+// executor knows those nodes hold other addresses).
+ReplayPlan with_program_pointers(ReplayPlan plan);
 
 }  // namespace nimble::replayer

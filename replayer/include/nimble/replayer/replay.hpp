@@ -43,6 +43,10 @@ class Replayer {
 
   // nimble's stand-ins for allocations the program freed during the iteration: one block.
   MemoryRange shadow_memory() const { return {shadow_base_, shadow_bytes_}; }
+  // Where replay puts an address of the plan: its shadow when it has one, else itself.
+  CUdeviceptr replayed_address(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const {
+    return resolve(addr, shadow);
+  }
 
   // Eager: issues every op on main_stream(), now.
   void issue_eager();

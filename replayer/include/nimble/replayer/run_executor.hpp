@@ -56,6 +56,9 @@ class GraphExecutor : public Executor {
     std::vector<std::uint8_t> bytes;
   };
   std::vector<std::uint8_t> recorded_bytes(std::size_t op) const;
+  // A new exec of segment `s`: holding what was captured (a copy or memset into memory the program
+  // freed during the recorded iteration was captured on nimble's stand-in).
+  Variant fresh_variant(std::size_t s, CUgraphExec exec) const;
   std::size_t writes_needed(const Variant& v, std::size_t begin, const std::vector<Wanted>& wanted) const;
   void write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes);
   void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
