@@ -24,16 +24,19 @@ void add_run_command(CLI::App& app) {
       "run", "Record one iteration, then launch every later matching iteration as CUDA graphs (GPU)");
   cmd->footer(
       "Example: nimble run -- python infer.py\n"
-      "Each later iteration is checked call by call against the recorded one: the same kernels,\n"
-      "launch shapes and device pointers, in the same order, on one stream. Matching calls are not\n"
-      "run; each stretch between host-visible points is launched as one graph (in pieces of\n"
-      "--piece ops) with this iteration's scalar arguments (seeds, counters) and memset values.\n"
+      "Each later iteration is checked call by call against the recorded one: the same kernels and\n"
+      "launch shapes, in the same order, on one stream. Matching calls are not run; each stretch\n"
+      "between host-visible points is launched as one graph (in pieces of --piece ops) with this\n"
+      "iteration's arguments (seeds, counters, moved buffers) and memset values written in.\n"
       "Copies to and from the host run in place, with the program's own host memory. On any\n"
       "mismatch, a synchronisation or an event in the middle of a stretch, the calls held back are\n"
       "issued in their order and the program continues eagerly until the recorded iteration starts\n"
       "again. At exit it prints how many iterations were replayed and why it fell back, and writes\n"
-      "TRACE.run.json. Needs a caching allocator (PyTorch's default): memory freed inside the\n"
-      "iteration cannot be replayed. See docs/replay.md.");
+      "TRACE.run.json. cuDNN and cuBLASLt calls whose inputs were seen to launch the same work\n"
+      "are not made (NIMBLE_RUN_SKIP_LIBRARY=0 turns that off). Memory freed inside the iteration\n"
+      "must be stream-ordered (PyTorch's default caching allocator, or backend:cudaMallocAsync);\n"
+      "cuMemFree there is refused. --compare N measures the speedup inside this process.\n"
+      "See docs/replay.md.");
   cmd->add_option("-o,--output", options->output, "trace file to write (default nimble-trace.json)");
   cmd->add_option("--capture-range", options->capture_range,
                   "auto (default: find the repeating iteration), cudaProfilerApi, or nvtx:NAME")

@@ -221,7 +221,8 @@ TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsI
 TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "run", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  for (const char* text : {"--piece", "--max-streams", "mismatch", "TRACE.run.json", "caching allocator"}) {
+  for (const char* text : {"--piece", "--max-streams", "--compare", "mismatch", "TRACE.run.json", "caching allocator",
+                           "NIMBLE_RUN_SKIP_LIBRARY", "cudaMallocAsync"}) {
     EXPECT_NE(r.output.find(text), std::string::npos) << text << " in " << r.output;
   }
 }
