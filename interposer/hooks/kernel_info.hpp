@@ -39,7 +39,7 @@ std::string demangle(const char* mangled);
 std::optional<std::vector<std::uint8_t>> gather_arguments(const KernelInfo& info, void** params,
                                                           void** extra);
 
-std::string to_hex(const std::uint8_t* bytes, std::size_t size);
+using trace::to_hex;  // bytes as "args.bytes" spells them
 using trace::hex_address;  // "0x7f12...", as trace files spell addresses
 
 }  // namespace nimble::hooks

@@ -20,13 +20,7 @@ std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::si
 }
 
 std::string hex(const std::vector<std::uint8_t>& bytes) {
-  static const char* const digits = "0123456789abcdef";
-  std::string out;
-  for (std::uint8_t b : bytes) {
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out.empty() ? "(recorded)" : out;
+  return bytes.empty() ? "(recorded)" : trace::to_hex(bytes.data(), bytes.size());
 }
 
 // Where two sets of launches of one site differ first: op, byte offset, bytes before and now.

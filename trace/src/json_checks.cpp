@@ -130,4 +130,14 @@ std::string hex_address(std::uint64_t value) {
   return buffer;
 }
 
+std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out(size * 2, '0');
+  for (std::size_t i = 0; i < size; ++i) {
+    out[2 * i] = digits[bytes[i] >> 4];
+    out[2 * i + 1] = digits[bytes[i] & 15];
+  }
+  return out;
+}
+
 }  // namespace nimble::trace

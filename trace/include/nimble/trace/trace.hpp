@@ -55,5 +55,7 @@ struct Trace {
 
 // An address as trace files and nimble's messages spell it: "0x" and lowercase hex digits.
 std::string hex_address(std::uint64_t value);
+// Bytes as trace files spell them ("args.bytes"): two lowercase hex digits each, in memory order.
+std::string to_hex(const std::uint8_t* bytes, std::size_t size);
 
 }  // namespace nimble::trace
