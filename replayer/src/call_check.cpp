@@ -25,6 +25,26 @@ bool same(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b
 
 }  // namespace
 
+std::vector<std::uint8_t> recorded_parameters(const Op& op) {
+  if (op.kind == OpKind::Kernel) return op.kernel.args;
+  std::vector<std::uint8_t> bytes(16);
+  if (op.kind == OpKind::Memset) {
+    std::memcpy(bytes.data(), &op.memset.value, 4);
+    std::memcpy(bytes.data() + kMemsetDestination, &op.memset.dst, 8);
+  } else {
+    std::memcpy(bytes.data() + kCopySource, &op.copy.src, 8);
+    std::memcpy(bytes.data() + kCopyDestination, &op.copy.dst, 8);
+  }
+  return bytes;
+}
+
+std::vector<std::uint8_t> with_patches(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches) {
+  for (const ArgPatch& p : patches) {
+    if (p.offset + p.bytes.size() <= bytes.size()) std::memcpy(bytes.data() + p.offset, p.bytes.data(), p.bytes.size());
+  }
+  return bytes;
+}
+
 CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const IsDevicePointer& is_device_pointer,
                             ArgumentRule rule) {
   const bool addresses_matter = rule == ArgumentRule::SameAddresses;

@@ -6,16 +6,6 @@
 #include <string>
 
 namespace nimble::replayer {
-namespace {
-
-std::vector<std::uint8_t> patched(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches) {
-  for (const ArgPatch& p : patches) {
-    if (p.offset + p.bytes.size() <= bytes.size()) std::memcpy(bytes.data() + p.offset, p.bytes.data(), p.bytes.size());
-  }
-  return bytes;
-}
-
-}  // namespace
 
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants)
@@ -47,40 +37,24 @@ std::size_t GraphExecutor::graphs() const {
   return n;
 }
 
-// The changeable parameters of op `op` as recorded, laid out as its patches are: a kernel's
-// argument bytes; a memset's value and destination; a device-to-device copy's two ends.
-std::vector<std::uint8_t> GraphExecutor::recorded_bytes(std::size_t op) const {
-  const Op& o = plan_.ops[op];
-  if (o.kind == OpKind::Kernel) return o.kernel.args;
-  std::vector<std::uint8_t> bytes(16);
-  if (o.kind == OpKind::Memset) {
-    std::memcpy(bytes.data(), &o.memset.value, 4);
-    std::memcpy(bytes.data() + kMemsetDestination, &o.memset.dst, 8);
-  } else {
-    std::memcpy(bytes.data() + kCopySource, &o.copy.src, 8);
-    std::memcpy(bytes.data() + kCopyDestination, &o.copy.dst, 8);
-  }
-  return bytes;
-}
-
 GraphExecutor::Variant GraphExecutor::fresh_variant(std::size_t s, CUgraphExec exec) const {
   const Segment& seg = segments_.at(s);
   Variant v{exec, std::vector<std::vector<std::uint8_t>>(seg.end - seg.begin)};
   for (std::size_t i = seg.begin; i < seg.end; ++i) {
     const Op& o = plan_.ops[i];
-    std::vector<std::uint8_t> captured = recorded_bytes(i);
+    if (o.kind != OpKind::Memset && o.kind != OpKind::Copy) continue;  // kernels take the plan's own bytes
+    const std::vector<std::uint8_t> recorded = recorded_parameters(o);
+    std::vector<std::uint8_t> captured = recorded;
     if (o.kind == OpKind::Memset) {
       const std::uint64_t dst = replayer_.replayed_address(o.memset.dst, o.memset.dst_shadow);
       std::memcpy(captured.data() + kMemsetDestination, &dst, 8);
-    } else if (o.kind == OpKind::Copy) {
+    } else {
       const std::uint64_t src = replayer_.replayed_address(o.copy.src, o.copy.src_shadow);
       const std::uint64_t dst = replayer_.replayed_address(o.copy.dst, o.copy.dst_shadow);
       std::memcpy(captured.data() + kCopySource, &src, 8);
       std::memcpy(captured.data() + kCopyDestination, &dst, 8);
-    } else {
-      continue;  // kernels take the plan's own argument bytes
     }
-    if (captured != recorded_bytes(i)) v.held[i - seg.begin] = std::move(captured);
+    if (captured != recorded) v.held[i - seg.begin] = std::move(captured);
   }
   return v;
 }
@@ -163,8 +137,8 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   for (std::size_t i = seg.begin; i < seg.end; ++i) {
     const std::vector<ArgPatch>& patches = matched.patches()[i];
     if (patches.empty()) continue;
-    std::vector<std::uint8_t> recorded = recorded_bytes(i);
-    std::vector<std::uint8_t> bytes = patched(recorded, patches);
+    std::vector<std::uint8_t> recorded = recorded_parameters(plan_.ops[i]);
+    std::vector<std::uint8_t> bytes = with_patches(recorded, patches);
     if (bytes != recorded) wanted.push_back({i, std::move(bytes)});
   }
   // The exec that needs the fewest writes. While there is room, a fresh one (holding the recording)
@@ -190,7 +164,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t op = seg.begin + k;
     const bool changed = next != wanted.end() && next->op == op;
     if (changed ? v.held[k] != next->bytes : !v.held[k].empty()) {
-      write_node(op, v.exec, changed ? next->bytes : recorded_bytes(op));
+      write_node(op, v.exec, changed ? next->bytes : recorded_parameters(plan_.ops[op]));
       v.held[k] = changed ? next->bytes : std::vector<std::uint8_t>();
     }
     if (changed) ++next;

@@ -29,37 +29,23 @@ std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops) {
 }
 
 GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches) {
-  auto apply = [&](std::vector<std::uint8_t> bytes) {
-    for (const ArgPatch& p : patches) {
-      if (p.offset + p.bytes.size() <= bytes.size()) std::copy(p.bytes.begin(), p.bytes.end(), bytes.begin() + p.offset);
-    }
-    return bytes;
-  };
-  auto word = [](const std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t size) {
+  const std::vector<std::uint8_t> bytes = with_patches(recorded_parameters(op), patches);
+  auto word = [&](std::size_t at, std::size_t size) {
     std::uint64_t v = 0;
     std::memcpy(&v, bytes.data() + at, size);
     return v;
   };
   if (op.kind == OpKind::Kernel) {
     const KernelOp& k = op.kernel;
-    KernelCall c{k.function, {k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared_mem,
-                 apply(k.args)};
-    return c;
+    return KernelCall{k.function, {k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared_mem,
+                      bytes};
   }
-  std::vector<std::uint8_t> ends(16);
   if (op.kind == OpKind::Memset) {
     const MemsetOp& m = op.memset;
-    std::memcpy(ends.data(), &m.value, 4);
-    std::memcpy(ends.data() + kMemsetDestination, &m.dst, 8);
-    ends = apply(ends);
-    return MemsetCall{word(ends, kMemsetDestination, 8), static_cast<std::uint32_t>(word(ends, 0, 4)), m.element_size,
-                      m.width, m.height, m.pitch};
+    return MemsetCall{word(kMemsetDestination, 8), static_cast<std::uint32_t>(word(0, 4)), m.element_size, m.width,
+                      m.height, m.pitch};
   }
-  const CopyOp& c = op.copy;
-  std::memcpy(ends.data() + kCopySource, &c.src, 8);
-  std::memcpy(ends.data() + kCopyDestination, &c.dst, 8);
-  ends = apply(ends);
-  return CopyCall{c.direction, word(ends, kCopySource, 8), word(ends, kCopyDestination, 8), c.bytes};
+  return CopyCall{op.copy.direction, word(kCopySource, 8), word(kCopyDestination, 8), op.copy.bytes};
 }
 
 ShortCircuit::ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,

@@ -48,6 +48,12 @@ struct ArgPatch {
 inline constexpr std::uint32_t kMemsetDestination = 8;
 inline constexpr std::uint32_t kCopySource = 0, kCopyDestination = 8;  // a device-to-device copy's ends
 
+// The changeable parameters of recorded op `op`, laid out as its patches are: a kernel's argument
+// bytes; a memset's value and destination; a copy's two ends (16 bytes).
+std::vector<std::uint8_t> recorded_parameters(const Op& op);
+// `bytes` with `patches` written over them (a patch past the end is left out).
+std::vector<std::uint8_t> with_patches(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches);
+
 struct CallCheck {
   bool matches = false;
   std::string mismatch;              // why not, naming the task

@@ -55,7 +55,6 @@ class GraphExecutor : public Executor {
     std::size_t op;
     std::vector<std::uint8_t> bytes;
   };
-  std::vector<std::uint8_t> recorded_bytes(std::size_t op) const;
   // A new exec of segment `s`: holding what was captured (a copy or memset into memory the program
   // freed during the recorded iteration was captured on nimble's stand-in).
   Variant fresh_variant(std::size_t s, CUgraphExec exec) const;
