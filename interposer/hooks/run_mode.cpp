@@ -63,6 +63,14 @@ void say(const std::string& text) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+// Issuing or launching failed: the driver is in trouble; say so loudly and replay no more.
+void stop_replay(const std::exception& e) {
+  g_running.store(false, std::memory_order_relaxed);
+  log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+}
+
+double mean_us(std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; }
+
 // Whether the program could not run replay here: returns the reason, or "" when it can.
 std::string why_not(const trace::Trace& trace, const replayer::PlanResult& planned) {
   if (!planned.plan) {
@@ -102,7 +110,6 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
 
 trace::json graph_stats(const replayer::GraphExecutor& executor, const replayer::ReplayPlan& plan) {
   const replayer::GraphExecutor::Stats& s = executor.stats();
-  auto mean_us = [](std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; };
   // The ops whose parameters were written most: what changes between iterations.
   std::vector<std::size_t> order(plan.ops.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -170,9 +177,9 @@ std::string comparison_text(const replayer::Comparison& c) {
 trace::json library_json(const replayer::LibraryMemo& memo) {
   trace::json calls = trace::json::object();
   for (const auto& [symbol, s] : memo.stats()) {
-    const double mean_us = s.runs_timed ? static_cast<double>(s.run_ns) / 1e3 / static_cast<double>(s.runs_timed) : 0.0;
-    calls[symbol] = {{"calls", s.calls}, {"skipped", s.skipped}, {"run_us_mean", mean_us},
-                     {"saved_ms_estimate", mean_us * static_cast<double>(s.skipped) / 1e3}};
+    const double run_us = mean_us(s.run_ns, s.runs_timed);
+    calls[symbol] = {{"calls", s.calls}, {"skipped", s.skipped}, {"run_us_mean", run_us},
+                     {"saved_ms_estimate", run_us * static_cast<double>(s.skipped) / 1e3}};
   }
   const QueryStats q = query_stats();
   return {{"calls", calls},
@@ -186,9 +193,9 @@ std::string library_text(const replayer::LibraryMemo& memo) {
   std::string text;
   char line[300];
   for (const auto& [symbol, s] : memo.stats()) {
-    const double mean_us = s.runs_timed ? static_cast<double>(s.run_ns) / 1e3 / static_cast<double>(s.runs_timed) : 0.0;
+    const double run_us = mean_us(s.run_ns, s.runs_timed);
     std::snprintf(line, sizeof line, "nimble run: %s: %zu of %zu calls skipped (%.1f us each when run: about %.1f ms saved)\n",
-                  symbol.c_str(), s.skipped, s.calls, mean_us, mean_us * static_cast<double>(s.skipped) / 1e3);
+                  symbol.c_str(), s.skipped, s.calls, run_us, run_us * static_cast<double>(s.skipped) / 1e3);
     text += line;
   }
   for (const std::string& why : memo.disabled()) text += "nimble run: never skipped again: " + why + "\n";
@@ -393,9 +400,7 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCa
     release_frees(*g_run);
     return deferred;
   } catch (const std::exception& e) {
-    // Issuing deferred calls failed: the driver is in trouble; say so loudly and stop.
-    g_running.store(false, std::memory_order_relaxed);
-    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    stop_replay(e);
     release_frees(*g_run);
     return false;
   }
@@ -426,8 +431,7 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
     if (r.comparison) end_replayed_block_if_done(r, *r.comparison);
     release_frees(r);
   } catch (const std::exception& e) {
-    g_running.store(false, std::memory_order_relaxed);
-    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    stop_replay(e);
   }
   return turn;
 }
@@ -458,8 +462,7 @@ void short_circuit_host_visible(const char* what) {
   try {
     g_run->short_circuit->on_host_visible_point(what);
   } catch (const std::exception& e) {
-    g_running.store(false, std::memory_order_relaxed);
-    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    stop_replay(e);
   }
   release_frees(*g_run);
 }
@@ -478,8 +481,7 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
       return false;
     }
   } catch (const std::exception& e) {
-    g_running.store(false, std::memory_order_relaxed);
-    log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
+    stop_replay(e);
     release_frees(r);
     return false;
   }
