@@ -15,6 +15,7 @@ CaptureControl::CaptureControl(const Config& config) : config_(config) {
   if (config_.range == CaptureRange::Auto) {
     AutoRange::Options options;
     options.iteration = config_.iteration;
+    if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
     auto_range_ = std::make_unique<AutoRange>(options);
   }
   g_tasks_matter.store(auto_range_ != nullptr, std::memory_order_relaxed);
@@ -22,7 +23,10 @@ CaptureControl::CaptureControl(const Config& config) : config_(config) {
 
 void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool kernel,
                                  std::uint32_t correlation) {
-  if (!auto_range_ || finished_) return;
+  if (!auto_range_ || finished_) {
+    if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
+    return;
+  }
   const AutoRange::Action action = auto_range_->on_task(signature, host_sync, kernel);
   switch (action) {
     case AutoRange::Action::BeginBefore:
@@ -37,9 +41,10 @@ void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool k
     case AutoRange::Action::None:
       break;
   }
+  if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
   // A period was found: the window opens with one of the next tasks, which is issued before
   // nimble knows it is the first. CUPTI must already be listening then.
-  if (!open_ && auto_range_->phase() != AutoRange::Phase::Detecting && !cupti_running_) {
+  if (!open_ && auto_range_->phase() != AutoRange::Phase::Detecting && !cupti_running_ && windows_written_ == 0) {
     start_cupti();
   }
 }
@@ -107,7 +112,22 @@ void CaptureControl::nvtx_end_of_window() {
   if (open_ && config_.range == CaptureRange::Nvtx) close_window("NVTX range end", false, false);
 }
 
+void CaptureControl::watch_again() {
+  if (!auto_range_ || open_ || !finished_) return;  // no automatic range, or already looking
+  auto_range_->restart();
+  finished_ = false;
+  g_tasks_matter.store(true, std::memory_order_relaxed);
+  debug_message("nimble run: looking for another iteration");
+}
+
 void CaptureControl::at_exit() {
+  if (open_ && config_.run && windows_written_ > 0) {
+    // A later recording of `nimble run` still open: nothing of it was used; the traces that
+    // were written stay as they are.
+    open_ = false;
+    return;
+  }
+  if (windows_written_ > 0) return;
   if (open_) {
     close_window("process exit", true, true);
     return;
@@ -149,11 +169,17 @@ void CaptureControl::start_cupti() {
 }
 
 void CaptureControl::open_window(std::uint32_t first_correlation, bool first_is_kernel) {
-  if (cupti_running_) {
+  if (windows_written_ > 0) {
+    // nimble run's later recordings: CUPTI was stopped with the first (its durations and
+    // coverage are not needed to replay, and re-subscribing while the program runs is avoided).
+    cupti_running_ = false;
+    cupti_status_ = "not used for nimble run's later recordings";
+  } else if (cupti_running_) {
     cupti::restart_counts(first_correlation, first_is_kernel);
   } else {
     start_cupti();
   }
+  first_gpu_signature_.reset();
   {
     InternalScope internal;
     device_ = describe_device();
@@ -176,6 +202,7 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
   }
 
   CaptureReport report;
+  report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
   report.range = config_.range_text;
   report.iteration = config_.iteration;
   report.ended_by = reason;
@@ -191,14 +218,23 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
                          {"first_task_index", auto_range_->window_start()}};
   }
   std::optional<trace::Trace> written = write_recorded_trace(report);
-  // One trace per process: from here on every wrapper takes the idle path.
-  g_recording.store(false, std::memory_order_relaxed);
+  ++windows_written_;
+  // One trace per process, except that `nimble run` with the automatic range keeps tracking
+  // allocations and streams, to record the iteration again when the program moves on.
+  const bool may_record_again = config_.run && auto_range_ && !at_exit;
+  if (!may_record_again) g_recording.store(false, std::memory_order_relaxed);
   // `nimble bench`: replay the iteration right away, while its memory is still the program's.
   if (written && config_.bench_iterations > 0 && !at_exit) {
     bench_recorded_iteration(std::move(*written), framework_iteration_ms());
   }
   // `nimble run`: later iterations that match this one are launched as graphs.
-  if (written && config_.run && !at_exit) start_short_circuit(std::move(*written));
+  if (config_.run && !at_exit) {
+    RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
+                               auto_range_ ? auto_range_->fingerprint() : 0};
+    const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
+    if (again && may_record_again) watch_again();
+    if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace nimble::hooks

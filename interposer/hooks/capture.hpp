@@ -39,6 +39,10 @@ class CaptureControl {
   // Process exit: an open window is written, marked truncated; nothing touches the driver.
   void at_exit();
 
+  // `nimble run` wants the iteration the program runs now: the automatic range looks again from
+  // scratch, passing over periods recorded before. No effect with other capture ranges.
+  void watch_again();
+
   bool window_open() const { return open_; }
   // Whether tasks outside the window matter (the automatic range watches every task).
   bool watches_every_task() const { return auto_range_ != nullptr && !finished_; }
@@ -54,6 +58,8 @@ class CaptureControl {
   bool open_ = false;
   bool finished_ = false;
   bool close_after_task_ = false;
+  int windows_written_ = 0;       // traces written (nimble run writes one per recording)
+  std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
   std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread
   int nvtx_window_depth_ = -1;             // and its nesting depth

@@ -121,6 +121,33 @@ Config parse_config(const GetEnv& getenv) {
       c.errors.push_back("NIMBLE_RUN_SKIP_LIBRARY=" + std::string(k) + " is not 0 or 1");
     }
   }
+  if (auto n = get("NIMBLE_RUN_RECORDINGS"); !n.empty()) {
+    if (!parse_positive_int(n, c.run_recordings) || c.run_recordings > 16) {
+      c.errors.push_back("NIMBLE_RUN_RECORDINGS=" + std::string(n) + " is not a number of recordings (1 to 16)");
+    }
+  }
+  if (auto n = get("NIMBLE_RUN_TRIAL"); !n.empty()) {
+    if (n == "0") {
+      c.run_trial = 0;
+    } else if (!parse_positive_int(n, c.run_trial) || c.run_trial > 1000) {
+      c.errors.push_back("NIMBLE_RUN_TRIAL=" + std::string(n) + " is not a number of iterations per block (1 to 1000, or 0 for no trial)");
+    }
+  }
+  if (auto n = get("NIMBLE_RUN_MIN_SPEEDUP"); !n.empty()) {
+    char* end = nullptr;
+    const std::string text(n);
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !(v >= 0.0 && v <= 100.0)) {
+      c.errors.push_back("NIMBLE_RUN_MIN_SPEEDUP=" + text + " is not a ratio (a number from 0 to 100, e.g. 1.0)");
+    } else {
+      c.run_min_speedup = v;
+    }
+  }
+  if (auto n = get("NIMBLE_RUN_STALE"); !n.empty()) {
+    if (!parse_positive_int(n, c.run_stale)) {
+      c.errors.push_back("NIMBLE_RUN_STALE=" + std::string(n) + " is not a number of calls (a positive integer)");
+    }
+  }
   if (auto o = get("NIMBLE_RUN_OUTPUT"); !o.empty()) c.run_output = std::string(o);
 
   if (!c.errors.empty()) c.record = false;

@@ -45,6 +45,18 @@ struct Config {
   // NIMBLE_RUN_SKIP_LIBRARY=0 turns off skipping cuDNN/cuBLAS calls whose inputs and launches
   // are known (library_memo.hpp), and remembering cuBLASLt heuristics.
   bool run_skip_library = true;
+  // NIMBLE_RUN_RECORDINGS: recorded iterations kept at once (training step, eval step, last
+  // batch...); when full, the one that began an iteration least recently is dropped.
+  int run_recordings = 4;
+  // NIMBLE_RUN_TRIAL: blocks of this many iterations, replayed and plain in turn, timed in the
+  // process before a recording is trusted; it is dropped when replay was not faster (0: no trial).
+  int run_trial = 4;
+  // NIMBLE_RUN_MIN_SPEEDUP: the trial keeps a recording whose replay is at least this much
+  // faster than the program's own iterations (plain / replayed medians).
+  double run_min_speedup = 1.0;
+  // NIMBLE_RUN_STALE: calls run eagerly, with no recorded iteration begun, before nimble run looks
+  // for (and records) the iteration the program runs now (at least twice the longest recording).
+  int run_stale = 1024;
   std::string run_output;      // NIMBLE_RUN_OUTPUT: the exit summary as JSON (default: TRACE.run.json)
   // NIMBLE_HOST_TIMES=1: count intercepted calls and their host time; print the table at exit.
   bool host_times = false;

@@ -167,12 +167,14 @@ struct LibraryHook<Id, R (*)(A...)> {
   // While recording, the key goes into the trace with the tasks; while replaying, the call may be
   // skipped (run_mode.hpp decides), or runs and is compared with what is known of its inputs.
   static R replayable(Fn real, LibraryCallScope& scope, const char* symbol, A... args) {
-    if (recording()) {
-      if (tasks_matter()) scope.set_key(B::key(args...));
-      return real(args...);
+    // nimble run keeps recording state (and records again) while it replays: both may apply.
+    std::optional<std::uint64_t> key;
+    if (recording() && tasks_matter()) {
+      key = B::key(args...);
+      scope.set_key(key);
     }
     if (!running() || in_plain_phase()) return real(args...);
-    const std::optional<std::uint64_t> key = B::key(args...);
+    if (!key) key = B::key(args...);
     if (!key) return real(args...);
     const LibraryTurn turn = library_call_begins(symbol, *key);
     if (turn.skip) return R{};  // CUDNN_STATUS_SUCCESS, CUBLAS_STATUS_SUCCESS

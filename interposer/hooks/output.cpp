@@ -99,6 +99,14 @@ std::string trace_output_path() {
   return expand_output_path(config().output, static_cast<long>(getpid()));
 }
 
+std::string numbered_trace_path(const std::string& path, int n) {
+  if (n <= 1) return path;
+  const std::string suffix = ".json";
+  const bool json = path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string stem = json ? path.substr(0, path.size() - suffix.size()) : path;
+  return stem + "." + std::to_string(n) + (json ? suffix : std::string());
+}
+
 std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report) {
   trace::Trace trace = engine().build_trace();
   trace::json coverage = attach_cupti_results(trace, report.cupti_used);
@@ -127,7 +135,7 @@ std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report) {
   std::map<std::string, std::size_t> kinds;
   for (const auto& t : trace.tasks) ++kinds[t.kind];
 
-  const std::string path = trace_output_path();
+  const std::string path = report.path.empty() ? trace_output_path() : report.path;
   if (auto error = trace::write_trace(trace, path)) {
     log_message("could not write the trace to " + path + ": " + *error);
     return std::nullopt;

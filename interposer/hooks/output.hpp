@@ -18,6 +18,7 @@ struct CaptureReport {
   trace::json device;        // describe_device() taken when the window opened
   bool cupti_used = false;
   std::string cupti_status;  // why CUPTI is missing or its data incomplete
+  std::string path;          // where the trace goes (empty: trace_output_path())
 };
 
 // The current device's name, ordinal, compute capability and driver version (needs the driver).
@@ -29,6 +30,9 @@ std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report);
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();
+// The path of `nimble run`'s n-th recording (n >= 1): the trace path for the first, then
+// "trace.2.json", "trace.3.json", ...
+std::string numbered_trace_path(const std::string& path, int n);
 
 // Folds CUPTI timings into tasks by correlation id and returns the "coverage" object.
 trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "signature.hpp"
+
 namespace nimble::hooks {
 
 std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
@@ -27,6 +29,12 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
   return 0;
 }
 
+std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period) {
+  std::uint64_t sum = mix(0, period);
+  for (std::size_t k = seq.size() - std::min(period, seq.size()); k < seq.size(); ++k) sum += mix(0x6e696d626c65ULL, seq[k]);
+  return sum;
+}
+
 AutoRange::AutoRange(Options options) : options_(options) {
   if (options_.iteration < 1) options_.iteration = 1;
   if (options_.repeats < 2) options_.repeats = 2;
@@ -48,6 +56,19 @@ void AutoRange::trim_history() {
   }
 }
 
+void AutoRange::restart() {
+  history_.clear();
+  kernels_.clear();
+  phase_ = Phase::Detecting;
+  last_sync_ = 0;
+  last_check_ = total_;
+  period_ = 0;
+  remaining_ = 0;
+  captured_ = 0;
+  diverged_ = false;
+  anchored_at_sync_ = false;
+}
+
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
   history_.push_back(signature);
   kernels_.push_back(kernel);
@@ -65,6 +86,9 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
           smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
                                     options_.require_kernel ? &kernels_ : nullptr);
       if (p == 0) return Action::None;
+      const std::uint64_t fingerprint = period_fingerprint(history_, p);
+      if (options_.known && options_.known(fingerprint)) return Action::None;
+      fingerprint_ = fingerprint;
       period_ = p;
       anchored_at_sync_ = host_sync;
       ++detections_;

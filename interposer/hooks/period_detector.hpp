@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace nimble::hooks {
@@ -25,6 +26,11 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
                                       std::size_t max_period, std::size_t min_span = 0,
                                       const std::vector<bool>* kernel = nullptr);
 
+// A fingerprint of the last `period` entries of `seq` that does not depend on where the period
+// was cut (a sum of mixed signatures and the length): the same iteration found at another
+// phase has the same fingerprint.
+std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period);
+
 class AutoRange {
  public:
   struct Options {
@@ -34,6 +40,9 @@ class AutoRange {
     std::size_t min_span = 32;                      // short periods repeat until they cover this
     bool require_kernel = true;                     // a period without kernels is not an iteration
     int iteration = 1;                              // record the N-th period after detection
+    // Periods already recorded or rejected (`nimble run` keeps looking after its first
+    // recording): a candidate with a known fingerprint is passed over and detection goes on.
+    std::function<bool(std::uint64_t fingerprint)> known;
   };
 
   enum class Action { None, BeginBefore, EndAfter, BeginBeforeEndAfter };
@@ -53,6 +62,10 @@ class AutoRange {
   std::size_t detections() const { return detections_; }  // > 1 after a mismatch while waiting
   std::size_t tasks_seen() const { return total_; }
   std::size_t window_start() const { return window_start_; }  // index of the first recorded task
+  std::uint64_t fingerprint() const { return fingerprint_; }  // of the period found (period_fingerprint)
+  // Looks for a new period from scratch (the history is dropped): after a recording, when the
+  // program has moved on to other work.
+  void restart();
 
  private:
   bool matches_period() const;
@@ -70,6 +83,7 @@ class AutoRange {
   std::size_t captured_ = 0;
   std::size_t detections_ = 0;
   std::size_t window_start_ = 0;
+  std::uint64_t fingerprint_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
 };

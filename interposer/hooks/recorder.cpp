@@ -119,14 +119,16 @@ bool program_capturing(CUstream stream, StreamVariant variant) {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe) {
+void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe, bool observed) {
   if (!tasks_matter()) return;
   try {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
-    s.capture->before_task(call.signature, /*host_sync=*/false,
-                           /*kernel=*/std::strcmp(call.kind, "kernel") == 0, correlation);
+    if (!observed) {
+      s.capture->before_task(call.signature, /*host_sync=*/false,
+                             /*kernel=*/std::strcmp(call.kind, "kernel") == 0, correlation);
+    }
     if (s.engine->capturing()) {
       deps::TaskEvent event;
       event.kind = call.kind;
@@ -150,6 +152,29 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
   } catch (...) {
     disable_after_error("unknown exception");
   }
+}
+
+bool run_window_opens(const TaskCall& call) {
+  bool open = false;
+  try {
+    RecorderState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!recording() || !tasks_matter()) return false;
+    s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/std::strcmp(call.kind, "kernel") == 0);
+    open = s.engine->capturing();
+  } catch (const std::exception& e) {
+    disable_after_error(e.what());
+    return false;
+  }
+  // Outside the recorder's lock (nimble run never takes it while holding its own).
+  if (open) run_pause("nimble began recording another iteration");
+  return open;
+}
+
+void run_watch_again() {
+  g_watch_wanted.store(false, std::memory_order_relaxed);
+  if (run_gave_up()) return;
+  with_capture_control([](CaptureControl& capture) { capture.watch_again(); });
 }
 
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,

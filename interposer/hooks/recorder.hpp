@@ -70,8 +70,16 @@ struct TaskCall {
 using Describe = FunctionRef<void(deps::TaskEvent&)>;
 
 // Feeds a task that already ran successfully. `describe` fills accesses and fields; it is only
-// called inside the capture window. Never throws.
-void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe);
+// called inside the capture window. `observed`: the capture control already saw the task
+// (run_window_opens). Never throws.
+void submit_task(const TaskCall& call, std::uint32_t correlation, Describe describe, bool observed = false);
+
+// Under `nimble run` while the automatic range looks for another iteration: shows the task to it
+// before the task runs. True when the recording window is open (it may open with this task):
+// nimble run is then paused (run_pause) and the task is recorded like any other.
+bool run_window_opens(const TaskCall& call);
+// nimble run asked for a new recording (g_watch_wanted): the automatic range looks again.
+void run_watch_again();
 
 enum class SyncKind { Stream, Event, Context };
 // A host synchronisation that completed: the host saw the named work finish.
@@ -95,10 +103,22 @@ struct NotReplayed {
 // take it (launched later, as part of a graph).
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
+  bool observed = false;
   if (running() && !inside_nimble() && !program_capturing(task.stream, task.hook.stream)) {
-    if (in_plain_phase() && short_circuit_passes(task.kind, task.signature)) return call();
-    std::optional<replayer::GpuCall> gpu = as_gpu_call();
-    return short_circuit_takes(task.stream, task.hook.stream, gpu ? &*gpu : nullptr) ? CUDA_SUCCESS : call();
+    observed = tasks_matter() && run_window_opens(task);
+    if (!observed) {
+      CUresult result;
+      if (!run_concerns(task.signature)) {
+        run_passed_by();  // the fast path: nothing is under way and this call begins nothing
+        result = call();
+      } else {
+        std::optional<replayer::GpuCall> gpu = as_gpu_call();
+        result = short_circuit_takes(task.stream, task.hook.stream, task.signature, gpu ? &*gpu : nullptr) ? CUDA_SUCCESS
+                                                                                                            : call();
+      }
+      if (g_watch_wanted.load(std::memory_order_relaxed)) run_watch_again();
+      return result;
+    }
   }
   if (!should_record() || !tasks_matter() || program_capturing(task.stream, task.hook.stream)) {
     return call();
@@ -106,10 +126,9 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
   cupti::clear_correlation();
   const CUresult result = call();
   if (result != CUDA_SUCCESS) return result;  // a failed call is not a task
-  submit_task(task, cupti::take_correlation(), describe);
+  submit_task(task, cupti::take_correlation(), describe, observed);
   return result;
 }
-
 
 // Report a problem once per message on stderr ("nimble: ...").
 void log_message(const std::string& message);

@@ -1,6 +1,8 @@
 #include "run_mode.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include "nimble/replayer/comparison.hpp"
 #include "nimble/replayer/library_memo.hpp"
 #include "nimble/replayer/run_executor.hpp"
+#include "nimble/replayer/run_session.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
 #include "output.hpp"
@@ -29,24 +32,12 @@ namespace {
 struct RunState {
   std::mutex mu;
   replayer::DriverApi api;
-  replayer::ReplayPlan plan;
-  std::vector<replayer::Segment> segments;
-  std::unique_ptr<replayer::GraphExecutor> executor;
-  std::unique_ptr<replayer::ShortCircuit> short_circuit;
-  std::unique_ptr<replayer::LibraryMemo> memo;  // which library calls are skipped
+  std::unique_ptr<replayer::RunSession> session;
+  std::vector<replayer::GraphExecutor*> executors;  // per recording, as the session numbers them
+  std::vector<trace::json> setups;                  // per recording: what was built
+  std::vector<std::string> refusals;                // recorded iterations that could not be replayed, and why
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
-  trace::json setup;         // what was built, for the summary file
-
-  // --compare: the phases, and what finds iteration starts in a plain block: the recorded
-  // iteration's first call (its kind, and its signature for a kernel) after exactly as many calls
-  // as the recording has.
-  std::unique_ptr<replayer::Comparison> comparison;
-  const char* first_kind = "";
-  std::optional<std::uint64_t> first_signature;
-  std::size_t iteration_calls = 0;   // kernels, copies and memsets of the recorded iteration
-  std::size_t plain_calls = 0;       // calls since the last iteration start in a plain block
-  std::optional<bool> plain_previous_whole;  // for the replayed iteration that ends a plain block
 
   struct HeldFree {
     FreeAsyncFn real;
@@ -56,7 +47,9 @@ struct RunState {
   std::vector<HeldFree> held_frees;  // stream-ordered frees waiting for the held-back calls
   std::size_t frees_held = 0;        // how many were held, for the summary
 };
-RunState* g_run = nullptr;
+std::atomic<RunState*> g_run{nullptr};
+
+RunState* run_state() { return g_run.load(std::memory_order_acquire); }
 
 void say(const std::string& text) {
   const std::string line = "nimble run: " + text + "\n";
@@ -66,6 +59,7 @@ void say(const std::string& text) {
 // Issuing or launching failed: the driver is in trouble; say so loudly and replay no more.
 void stop_replay(const std::exception& e) {
   g_running.store(false, std::memory_order_relaxed);
+  g_plain_phase.store(false, std::memory_order_relaxed);
   log_message(std::string("nimble run: replay failed and was stopped: ") + e.what());
 }
 
@@ -134,7 +128,7 @@ std::uint64_t now_ns() {
 
 // Once no call is held back any more, the frees that waited for them go out, in order.
 void release_frees(RunState& r) {
-  if (r.held_frees.empty() || r.short_circuit->holding()) return;
+  if (r.held_frees.empty() || r.session->holding()) return;
   std::vector<RunState::HeldFree> frees;
   frees.swap(r.held_frees);
   for (const RunState::HeldFree& f : frees) {
@@ -208,47 +202,124 @@ std::string library_text(const replayer::LibraryMemo& memo) {
   return text;
 }
 
-void write_summary() {
-  RunState& r = *g_run;
-  const replayer::ShortCircuitSummary& s = r.short_circuit->summary();
+// The recording that replayed most: its graphs, library calls and timings head the summary.
+const replayer::Recording* main_recording(const replayer::RunSession& session, std::size_t* index) {
+  const replayer::Recording* best = nullptr;
+  const auto& all = session.recordings();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!best || all[i]->short_circuit->summary().iterations_replayed > best->short_circuit->summary().iterations_replayed) {
+      best = all[i].get();
+      *index = i;
+    }
+  }
+  return best;
+}
+
+trace::json recording_json(const RunState& r, std::size_t i) {
+  const replayer::Recording& rec = *r.session->recordings()[i];
+  const replayer::ShortCircuitSummary& s = rec.short_circuit->summary();
   trace::json fallbacks = trace::json::array();
   for (const auto& [reason, count] : s.fallbacks) fallbacks.push_back({{"reason", reason}, {"count", count}});
-  std::size_t replayed = s.iterations_replayed;
+  trace::json j = {{"trace", rec.name},
+                   {"calls", rec.calls},
+                   {"state", replayer::state_name(rec.state)},
+                   {"iterations_replayed", s.iterations_replayed},
+                   {"false_starts", s.false_starts},
+                   {"fallbacks", fallbacks},
+                   {"setup", r.setups[i]},
+                   {"graphs", graph_stats(*r.executors[i], rec.plan)}};
+  if (rec.state == replayer::RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
+  if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
+  if (rec.comparison) j["timings"] = comparison_json(*rec.comparison);
+  if (rec.memo) j["library"] = library_json(*rec.memo);
+  return j;
+}
+
+// Why nothing was replayed, in one line, or "" when something was.
+std::string nothing_replayed_because(const RunState& r) {
+  if (r.session->iterations_replayed() > 0) return "";
+  std::string why;
+  for (const std::string& refusal : r.refusals) why += (why.empty() ? "" : "; ") + refusal;
+  for (const auto& rec : r.session->recordings()) {
+    if (rec->state == replayer::RecordingState::Dropped) {
+      why += (why.empty() ? "" : "; ") + rec->name + " was dropped: " + rec->dropped_because;
+    } else {
+      why += (why.empty() ? "" : "; ") + rec->name + " never matched the program's later calls";
+    }
+  }
+  return why.empty() ? "no recorded iteration could be replayed" : why;
+}
+
+void write_summary() {
+  RunState& r = *run_state();
+  const replayer::RunSession& session = *r.session;
+  std::size_t main_index = 0;
+  const replayer::Recording* main = main_recording(session, &main_index);
+  if (!main) return;  // nothing was ever replayable: the reasons were said on stderr
+  std::size_t segments = 0, deferred = 0, host_copies = 0, false_starts = 0;
+  std::map<std::string, std::size_t> reasons;
+  trace::json recordings = trace::json::array();
+  for (std::size_t i = 0; i < session.recordings().size(); ++i) {
+    const replayer::ShortCircuitSummary& s = session.recordings()[i]->short_circuit->summary();
+    segments += s.segments_launched;
+    deferred += s.calls_deferred;
+    host_copies += s.host_copies;
+    false_starts += s.false_starts;
+    for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
+    recordings.push_back(recording_json(r, i));
+  }
+  trace::json fallbacks = trace::json::array();
+  for (const auto& [reason, count] : reasons) fallbacks.push_back({{"reason", reason}, {"count", count}});
   trace::json summary = {{"format", "nimble-run"},
                          {"version", 1},
                          {"trace", trace_output_path()},
-                         {"setup", r.setup},
-                         {"iterations_replayed", replayed},
-                         {"segments_launched", s.segments_launched},
-                         {"calls_deferred", s.calls_deferred},
-                         {"host_copies_run_in_place", s.host_copies},
-                         {"false_starts", s.false_starts},
+                         {"setup", r.setups[main_index]},
+                         {"iterations_replayed", session.iterations_replayed()},
+                         {"segments_launched", segments},
+                         {"calls_deferred", deferred},
+                         {"host_copies_run_in_place", host_copies},
+                         {"false_starts", false_starts},
                          {"frees_held_back", r.frees_held},
-                         {"graphs", graph_stats(*r.executor, r.plan)},
-                         {"fallbacks", fallbacks}};
-  if (r.comparison) summary["compare"] = comparison_json(*r.comparison);
-  if (r.memo) summary["library"] = library_json(*r.memo);
+                         {"graphs", graph_stats(*r.executors[main_index], main->plan)},
+                         {"fallbacks", fallbacks},
+                         {"recordings", recordings},
+                         {"refused", r.refusals},
+                         {"calls_seen", session.calls_seen()}};
+  if (const std::string why = nothing_replayed_because(r); !why.empty()) summary["nothing_replayed_because"] = why;
+  if (session.options().compare_block > 0 && main->comparison) summary["compare"] = comparison_json(*main->comparison);
+  if (main->memo) summary["library"] = library_json(*main->memo);
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + r.summary_path + ": " + *error);
   }
 }
 
+std::string summary_text(const RunState& r) {
+  std::string text = r.session->summary_text();
+  for (const auto& rec : r.session->recordings()) {
+    if (rec->memo) text += library_text(*rec->memo);
+  }
+  std::size_t main_index = 0;
+  const replayer::Recording* main = main_recording(*r.session, &main_index);
+  if (main && r.session->options().compare_block > 0 && main->comparison) text += comparison_text(*main->comparison);
+  if (const std::string why = nothing_replayed_because(r); !why.empty()) text += "nimble run: nothing was replayed: " + why + "\n";
+  return text;
+}
+
 void at_exit() {
-  if (!g_run) return;
+  RunState* state = run_state();
+  if (!state) return;
   try {
-    std::lock_guard<std::mutex> lock(g_run->mu);
+    std::lock_guard<std::mutex> lock(state->mu);
     InternalScope internal;
     g_running.store(false, std::memory_order_relaxed);
     try {
-      g_run->short_circuit->finish("the program ended in the middle of a recorded iteration");
-      release_frees(*g_run);
+      state->session->finish("the program ended in the middle of a recorded iteration");
+      release_frees(*state);
     } catch (const std::exception& e) {
       say(std::string("at exit: ") + e.what());
     }
     g_plain_phase.store(false, std::memory_order_relaxed);
-    std::string text = g_run->short_circuit->summary_text();
-    if (g_run->memo) text += library_text(*g_run->memo);
-    if (g_run->comparison) text += comparison_text(*g_run->comparison);
+    const std::string text = summary_text(*state);
     std::fwrite(text.data(), 1, text.size(), stderr);
     write_summary();
   } catch (...) {
@@ -258,166 +329,226 @@ void at_exit() {
 
 // Device, managed or pinned host memory: anything a kernel could dereference.
 bool cuda_knows_address(std::uint64_t value) {
-  if (value == 0 || !g_run) return false;
+  RunState* r = run_state();
+  if (value == 0 || !r) return false;
   unsigned int type = 0;
-  return g_run->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS;
+  return r->api.pointer_get_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, value) == CUDA_SUCCESS;
 }
 
-// --compare: once the block's last replayed iteration has matched whole, the next iterations are
-// the program's own.
-void end_replayed_block_if_done(RunState& r, replayer::Comparison& c) {
-  replayer::ShortCircuit& sc = *r.short_circuit;
-  if (c.block_done() && sc.armed() && sc.awaiting_iteration()) {
-    c.switch_phase();
-    r.plain_calls = r.iteration_calls;  // the next call, if it is the first, begins an iteration
-    g_plain_phase.store(true, std::memory_order_relaxed);
-  }
+
+// Created with the first recorded iteration (under the recorder's lock), never destroyed.
+RunState& make_run_state() {
+  if (RunState* r = run_state()) return *r;
+  auto* r = new RunState();
+  const Config& c = config();
+  replayer::RunOptions options;
+  options.max_recordings = static_cast<std::size_t>(c.run_recordings);
+  options.trial_block = static_cast<std::size_t>(c.run_trial);
+  options.min_speedup = c.run_min_speedup;
+  options.compare_block = static_cast<std::size_t>(c.run_compare);
+  options.stale_calls = static_cast<std::size_t>(c.run_stale);
+  r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);
+  r->summary_path = run_output_path(c, trace_output_path());
+  g_run.store(r, std::memory_order_release);
+  std::atexit(at_exit);
+  return *r;
 }
 
-// --compare, after a call went to the short-circuit: did it begin an iteration; did it end a block?
-void note_replayed_call(RunState& r, replayer::Comparison& c, std::size_t started_before, bool previous_whole) {
-  replayer::ShortCircuit& sc = *r.short_circuit;
-  if (sc.iterations_started() > started_before) {
-    c.iteration_began(now_ns(), r.plain_previous_whole.value_or(previous_whole));
-    r.plain_previous_whole.reset();
+// After every change of the session: what the lock-free paths read.
+void publish(RunState& r) {
+  release_frees(r);
+  g_plain_phase.store(r.session->plain_phase(), std::memory_order_relaxed);
+  if (r.session->take_request()) g_watch_wanted.store(true, std::memory_order_relaxed);
+}
+
+// Whether nimble run keeps running after a recording was added or refused: while something is
+// live, or the automatic range may find something else.
+bool keep_running(const RunState& r) {
+  if (r.session->gave_up()) return false;
+  if (config().range == CaptureRange::Auto) return true;
+  for (const auto& rec : r.session->recordings()) {
+    if (rec->state != replayer::RecordingState::Dropped) return true;
   }
-  end_replayed_block_if_done(r, c);
+  return false;
+}
+
+// The recorded iteration as a recording, or the reason it cannot be one.
+std::string add_recording(RunState& r, trace::Trace trace, const RecordedIteration& recorded) {
+  scheduler::Options options;
+  options.max_streams = static_cast<std::uint32_t>(config().run_max_streams);
+  scheduler::schedule_trace(trace, options);
+  replayer::PlanResult planned = replayer::build_plan(trace);
+  if (std::string reason = why_not(trace, planned); !reason.empty()) return reason;
+  if (r.executors.empty()) {
+    std::string missing;
+    if (!replayer::load_driver_api(&driver_function, r.api, &missing)) return "the driver lacks " + missing;
+  }
+  replayer::RecordingSetup setup;
+  setup.name = recorded.path;
+  setup.plan = replayer::with_program_pointers(std::move(*planned.plan));
+  setup.segments = replayer::segments_of(setup.plan, static_cast<std::size_t>(config().run_piece));
+  // One stream keeps the program's order: any argument may change. A schedule over several
+  // streams was built from the recorded addresses: they must stay.
+  setup.rule = setup.plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
+  setup.first_signature = recorded.first_signature;
+  setup.fingerprint = recorded.fingerprint;
+  setup.skip_library = config().run_skip_library;
+  const auto backend = setup.plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
+  replayer::GraphExecutor* built = nullptr;
+  setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
+    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
+                                                              static_cast<std::size_t>(config().run_variants));
+    built = executor.get();
+    return std::unique_ptr<replayer::Executor>(std::move(executor));
+  };
+  const std::size_t ops = setup.plan.ops.size(), streams = static_cast<std::size_t>(setup.plan.streams);
+  const std::size_t segments = setup.segments.size();
+  const auto rule = setup.rule;
+  r.session->add(std::move(setup));
+  built->set_stream(reinterpret_cast<CUstream>(r.stream));
+  r.executors.push_back(built);
+  r.setups.push_back({{"ops", ops},
+                      {"segments", segments},
+                      {"graphs", built->graphs()},
+                      {"streams", streams},
+                      {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
+                      {"piece", config().run_piece},
+                      {"variants", config().run_variants}});
+  const replayer::RunOptions& o = r.session->options();
+  say("replaying " + recorded.path + ": " + std::to_string(ops) + " recorded ops in " + std::to_string(built->graphs()) +
+      " graph(s) of up to " + std::to_string(streams) + " stream(s); later iterations that match it are launched as graphs" +
+      (o.compare_block == 0 && o.trial_block > 0
+           ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"
+           : "") +
+      " (summary at exit, " + r.summary_path + ")");
+  return "";
 }
 
 }  // namespace
 
-bool short_circuit_passes(const char* kind, std::uint64_t signature) {
-  if (!g_run) return false;
-  std::lock_guard<std::mutex> lock(g_run->mu);
-  RunState& r = *g_run;
-  replayer::Comparison* c = r.comparison.get();
-  if (!running() || !c || c->phase() != replayer::Phase::Plain) return false;
-  ++r.plain_calls;
-  if (r.plain_calls <= r.iteration_calls) return true;
-  const bool first = std::strcmp(kind, r.first_kind) == 0 && (!r.first_signature || *r.first_signature == signature);
-  if (!first) {
-    // Never found the recorded iteration's start again: leave it to the short-circuit.
-    if (r.plain_calls <= 4 * r.iteration_calls) return true;
-    c->switch_phase();
-    g_plain_phase.store(false, std::memory_order_relaxed);
-    return false;
-  }
-  const bool previous_whole = r.plain_calls == r.iteration_calls + 1;
-  r.plain_calls = 1;
-  if (c->block_done()) {  // this iteration is replayed: the short-circuit arms on this call
-    c->switch_phase();
-    r.plain_previous_whole = previous_whole;
-    g_plain_phase.store(false, std::memory_order_relaxed);
-    return false;
-  }
-  c->iteration_began(now_ns(), previous_whole);
-  return true;
-}
-
-void start_short_circuit(trace::Trace trace) {
+bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   InternalScope internal;
-  auto run = std::make_unique<RunState>();
+  RunState& r = make_run_state();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string reason;
   try {
-    scheduler::Options options;
-    options.max_streams = static_cast<std::uint32_t>(config().run_max_streams);
-    scheduler::schedule_trace(trace, options);
-    replayer::PlanResult planned = replayer::build_plan(trace);
-    if (const std::string reason = why_not(trace, planned); !reason.empty()) {
-      say("not replaying: " + reason + ". The program runs as it is.");
-      return;
-    }
-    std::string missing;
-    if (!replayer::load_driver_api(&driver_function, run->api, &missing)) {
-      say("not replaying: the driver lacks " + missing + ". The program runs as it is.");
-      return;
-    }
-    run->plan = replayer::with_program_pointers(std::move(*planned.plan));
-    run->segments = replayer::segments_of(run->plan, static_cast<std::size_t>(config().run_piece));
-    const auto backend = run->plan.streams > 1 ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
-    run->executor = std::make_unique<replayer::GraphExecutor>(run->api, run->plan, run->segments, backend,
-                                                              static_cast<std::size_t>(config().run_variants));
-    // One stream keeps the program's order: any argument may change. A schedule over several
-    // streams was built from the recorded addresses: they must stay.
-    const auto rule = run->plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
-    run->short_circuit =
-        std::make_unique<replayer::ShortCircuit>(run->plan, run->segments, &cuda_knows_address, *run->executor, rule);
-    if (config().run_skip_library) run->memo = std::make_unique<replayer::LibraryMemo>(run->plan);
-    run->summary_path = run_output_path(config(), trace_output_path());
-    run->setup = {{"ops", run->plan.ops.size()},
-                  {"segments", run->segments.size()},
-                  {"graphs", run->executor->graphs()},
-                  {"streams", run->plan.streams},
-                  {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
-                  {"piece", config().run_piece},
-                  {"variants", config().run_variants}};
-    if (config().run_compare > 0) {
-      run->comparison = std::make_unique<replayer::Comparison>(static_cast<std::size_t>(config().run_compare));
-      for (const replayer::Op& op : run->plan.ops) {
-        if (op.kind == replayer::OpKind::Nop) continue;
-        if (run->iteration_calls++ > 0) continue;
-        run->first_kind = op.kind == replayer::OpKind::Kernel ? "kernel" : op.kind == replayer::OpKind::Copy ? "memcpy" : "memset";
-        if (op.kind == replayer::OpKind::Kernel) {
-          run->first_signature = kernel_signature(op.kernel.function, op.kernel.grid, op.kernel.block);
-        }
-      }
-    }
+    reason = add_recording(r, std::move(trace), recorded);
   } catch (const std::exception& e) {
-    say(std::string("not replaying: ") + e.what() + ". The program runs as it is.");
-    return;
+    reason = e.what();
   }
-  say("replaying: " + std::to_string(run->plan.ops.size()) + " recorded ops in " + std::to_string(run->executor->graphs()) +
-      " graph(s) of up to " + std::to_string(run->plan.streams) + " stream(s); later iterations that match the "
-      "recording are launched as graphs (summary at exit, " + run->summary_path + ")");
-  g_run = run.release();
-  std::atexit(at_exit);
-  g_running.store(true, std::memory_order_relaxed);
+  if (!reason.empty()) {
+    r.refusals.push_back(recorded.path + ": " + reason);
+    r.session->reject(recorded.fingerprint);
+    say("not replaying " + recorded.path + ": " + reason + ". The program runs as it is" +
+        (config().range == CaptureRange::Auto && !r.session->gave_up() ? "; nimble keeps looking for another iteration." : "."));
+  }
+  publish(r);
+  const bool running_on = keep_running(r);
+  g_running.store(running_on, std::memory_order_relaxed);
+  if (!running_on && r.session->gave_up()) say("stopped looking: too many recorded iterations could not be replayed or did not pay");
+  return running_on && r.session->take_request();
 }
 
-bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCall* call) {
-  if (!g_run) return false;
-  std::lock_guard<std::mutex> lock(g_run->mu);
+bool run_recording_failed(const RecordedIteration& recorded) {
+  RunState& r = make_run_state();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.refusals.push_back(recorded.path + ": the trace could not be written");
+  r.session->reject(recorded.fingerprint);
+  const bool running_on = keep_running(r);
+  g_running.store(running_on, std::memory_order_relaxed);
+  return running_on && r.session->take_request();
+}
+
+bool run_knows_period(std::uint64_t fingerprint) {
+  RunState* r = run_state();
+  if (!r) return false;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->session->knows(fingerprint);
+}
+
+bool run_gave_up() {
+  RunState* r = run_state();
+  if (!r) return false;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->session->gave_up();
+}
+
+bool run_concerns(std::uint64_t signature) {
+  const RunState* r = run_state();
+  return r && r->session->concerns(signature);
+}
+
+void run_passed_by() {
+  if (RunState* r = run_state(); r && r->session->passed_by()) g_watch_wanted.store(true, std::memory_order_relaxed);
+}
+
+void run_pause(const char* why) {
+  RunState* r = run_state();
+  if (!r) return;
+  std::lock_guard<std::mutex> lock(r->mu);
+  InternalScope internal;
+  g_running.store(false, std::memory_order_relaxed);
+  g_plain_phase.store(false, std::memory_order_relaxed);
+  try {
+    r->session->interrupt(why);
+  } catch (const std::exception& e) {
+    stop_replay(e);
+  }
+  release_frees(*r);
+}
+
+bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {
+  RunState* state = run_state();
+  if (!state) return false;
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
   if (!running()) return false;
   InternalScope internal;
-  replayer::ShortCircuit& sc = *g_run->short_circuit;
+  replayer::RunSession& session = *r.session;
   try {
-    if (!call) {
-      sc.on_host_visible_point("issued a task nimble run does not replay");
-      return false;
-    }
+    bool deferred = false;
     const std::uint64_t handle = map_stream(stream, variant);
-    if (sc.awaiting_iteration()) {
+    if (!call) {
+      session.on_host_visible_point("issued a task nimble run does not replay");
+    } else if (session.awaiting_iteration()) {
       // Whatever arms now is issued on this stream: graphs go there.
-      g_run->stream = handle;
-      g_run->executor->set_stream(reinterpret_cast<CUstream>(handle));
-    } else if (handle != g_run->stream) {
-      sc.on_host_visible_point("issued work on another stream");
-      return false;
+      if (handle != r.stream) {
+        r.stream = handle;
+        for (replayer::GraphExecutor* e : r.executors) e->set_stream(reinterpret_cast<CUstream>(handle));
+      }
+      deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
+    } else if (handle != r.stream) {
+      session.on_host_visible_point("issued work on another stream");
+    } else {
+      deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
     }
-    const bool previous_whole = sc.armed() && sc.awaiting_iteration();
-    const std::size_t started = sc.iterations_started();
-    const bool deferred = sc.on_call(std::move(*call)) == replayer::Action::Deferred;
-    if (replayer::Comparison* c = g_run->comparison.get()) note_replayed_call(*g_run, *c, started, previous_whole);
-    release_frees(*g_run);
+    publish(r);
     return deferred;
   } catch (const std::exception& e) {
     stop_replay(e);
-    release_frees(*g_run);
+    release_frees(r);
     return false;
   }
 }
 
 LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   LibraryTurn turn;
-  if (!g_run) return turn;
-  std::lock_guard<std::mutex> lock(g_run->mu);
-  RunState& r = *g_run;
-  if (!running() || !r.memo) return turn;
-  replayer::ShortCircuit& sc = *r.short_circuit;
+  RunState* state = run_state();
+  if (!state) return turn;
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!running()) return turn;
+  replayer::Recording* active = r.session->active();
+  if (!active || !active->memo) return turn;
+  replayer::ShortCircuit& sc = *active->short_circuit;
   if (!sc.armed() || sc.awaiting_iteration()) return turn;  // only inside a recorded iteration
-  const std::optional<std::size_t> site = r.memo->site_at(sc.position(), symbol);
+  const std::optional<std::size_t> site = active->memo->site_at(sc.position(), symbol);
   if (!site) return turn;
   InternalScope internal;
-  const replayer::LibraryDecision decision = r.memo->decide(*site, key);
+  for (std::size_t i = 0; i < r.session->recordings().size(); ++i) {
+    if (r.session->recordings()[i].get() == active) turn.recording = i;
+  }
+  const replayer::LibraryDecision decision = active->memo->decide(*site, key);
   if (!decision.skip) {
     turn.observe = true;
     turn.site = *site;
@@ -427,9 +558,8 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   }
   turn.skip = true;  // from here on the call's ops are nimble's to issue, whatever happens
   try {
-    sc.on_skipped_call(*decision.patches);
-    if (r.comparison) end_replayed_block_if_done(r, *r.comparison);
-    release_frees(r);
+    r.session->on_skipped_call(*decision.patches);
+    publish(r);
   } catch (const std::exception& e) {
     stop_replay(e);
   }
@@ -437,47 +567,53 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
 }
 
 void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t host_ns) {
-  if (!g_run) return;
-  std::lock_guard<std::mutex> lock(g_run->mu);
-  RunState& r = *g_run;
-  if (!r.memo) return;
-  const replayer::ShortCircuit& sc = *r.short_circuit;
-  const replayer::LibrarySite& site = r.memo->sites().at(turn.site);
+  RunState* state = run_state();
+  if (!state) return;
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (turn.recording >= r.session->recordings().size()) return;
+  replayer::Recording& rec = *r.session->recordings()[turn.recording];
+  if (!rec.memo) return;
+  const replayer::ShortCircuit& sc = *rec.short_circuit;
+  const replayer::LibrarySite& site = rec.memo->sites().at(turn.site);
   // Whole: still the same iteration, and exactly the site's ops matched during the call.
   std::size_t end = site.first_op + site.ops;
-  while (end < r.plan.ops.size() && r.plan.ops[end].kind == replayer::OpKind::Nop) ++end;
+  while (end < rec.plan.ops.size() && rec.plan.ops[end].kind == replayer::OpKind::Nop) ++end;
   std::optional<replayer::OpPatches> patches;
   if (succeeded && sc.armed() && sc.iterations_started() == turn.started && sc.position() == end) {
     const auto first = sc.patches().begin() + static_cast<std::ptrdiff_t>(site.first_op);
     patches.emplace(first, first + static_cast<std::ptrdiff_t>(site.ops));
   }
-  r.memo->observed(turn.site, turn.key, patches, host_ns);
+  rec.memo->observed(turn.site, turn.key, patches, host_ns);
 }
 
 void short_circuit_host_visible(const char* what) {
-  if (!g_run) return;
-  std::lock_guard<std::mutex> lock(g_run->mu);
+  RunState* state = run_state();
+  if (!state || !state->session->engaged()) return;  // nothing can be held back
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
   if (!running()) return;
   InternalScope internal;
   try {
-    g_run->short_circuit->on_host_visible_point(what);
+    r.session->on_host_visible_point(what);
   } catch (const std::exception& e) {
     stop_replay(e);
   }
-  release_frees(*g_run);
+  publish(r);
 }
 
 bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream, StreamVariant variant) {
-  if (!g_run) return false;
-  std::lock_guard<std::mutex> lock(g_run->mu);
-  RunState& r = *g_run;
+  RunState* state = run_state();
+  if (!state) return false;
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
   if (!running()) return false;
   InternalScope internal;
   try {
-    if (!r.short_circuit->holding()) return false;  // nothing waits: the free goes out in order now
+    if (!r.session->holding()) return false;  // nothing waits: the free goes out in order now
     if (map_stream(stream, variant) != r.stream) {
-      r.short_circuit->on_host_visible_point("freed memory on another stream");
-      release_frees(r);
+      r.session->on_host_visible_point("freed memory on another stream");
+      publish(r);
       return false;
     }
   } catch (const std::exception& e) {

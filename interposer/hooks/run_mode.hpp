@@ -1,6 +1,7 @@
-// `nimble run` inside the program: once the recorded iteration is written, later iterations are
-// checked call by call against it and launched as CUDA graphs (replayer/short_circuit.hpp
-// decides, replayer/run_executor.hpp launches). The hooks call in here while running().
+// `nimble run` inside the program: each recorded iteration becomes a recording of a RunSession
+// (replayer/run_session.hpp decides which recording a call belongs to, tries and drops
+// recordings, and notices when the program moved on; replayer/run_executor.hpp launches). The
+// hooks lock and forward here while running().
 #pragma once
 
 #include <cuda.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "hook_table.hpp"
 #include "nimble/replayer/short_circuit.hpp"
@@ -15,23 +17,46 @@
 
 namespace nimble::hooks {
 
-// Schedules the recorded trace, builds one graph per segment and starts short-circuiting; says
-// on stderr why not when it cannot (the program then simply runs as it is).
-void start_short_circuit(trace::Trace trace);
+// What the capture control knows of a recorded iteration besides its trace.
+struct RecordedIteration {
+  std::string path;                 // where its trace was written
+  std::uint64_t first_signature = 0;  // of its first GPU call (signature.hpp), 0: unknown
+  std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
+};
+
+// A recorded iteration was written: it becomes a recording (scheduled, graphs built) or is
+// refused with the reason on stderr; the program goes on either way. True when nimble should
+// look for another iteration right away (nothing replayable yet). Called under the recorder's lock.
+bool run_recorded(trace::Trace trace, const RecordedIteration& recorded);
+// The trace could not be written: the period is remembered so it is not recorded again.
+bool run_recording_failed(const RecordedIteration& recorded);
+// Whether the automatic range found this period before (recorded, refused or dropped).
+bool run_knows_period(std::uint64_t fingerprint);
+// Too many recordings were dropped: nimble run stopped looking (everything is idle now).
+bool run_gave_up();
+
+// nimble run wants a new recording (the program moved on, or nothing is replayable): the
+// automatic range should look again. The hooks act on it outside nimble run's lock.
+inline std::atomic<bool> g_watch_wanted{false};
+
+// Lock-free fast path: whether a call with this signature concerns nimble run at all (see
+// RunSession::concerns); if not, the program runs it and run_passed_by counts it.
+bool run_concerns(std::uint64_t signature);
+void run_passed_by();
 
 // A GPU task of the program; `call` is null for a task nimble run does not replay. True when
 // nimble has taken the call (it launches it as part of a graph): the caller must not run it.
 // The call's bytes may be moved from.
-bool short_circuit_takes(CUstream stream, StreamVariant variant, replayer::GpuCall* call);
+bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call);
 
-// True while `nimble run --compare` is in a block of iterations the program issues itself.
+// A recording window opens (nimble run records another iteration): what is held back goes out
+// and running() stays false until the window closes (run_recorded).
+void run_pause(const char* why);
+
+// True while the program issues its own calls in a measured block (the trial, or --compare):
+// library calls then run as they are.
 inline std::atomic<bool> g_plain_phase{false};
 inline bool in_plain_phase() { return g_plain_phase.load(std::memory_order_relaxed); }
-
-// In a plain block: counts the task (`kind`, `signature` as the recorder computes them) to find
-// where iterations begin and times them. True: the program runs the call itself; false: the
-// block has ended and the call goes to the short-circuit (short_circuit_takes).
-bool short_circuit_passes(const char* kind, std::uint64_t signature);
 
 // A library call nimble run may skip (library_calls.def), with inputs `key`, is about to be made:
 // `skip` when its ops are taken from what is known of these inputs (the library is not called);
@@ -39,6 +64,7 @@ bool short_circuit_passes(const char* kind, std::uint64_t signature);
 struct LibraryTurn {
   bool skip = false;
   bool observe = false;
+  std::size_t recording = 0;  // which recording's memo
   std::size_t site = 0;
   std::uint64_t key = 0;
   std::size_t started = 0;  // the short-circuit's iteration count when the call began

@@ -148,6 +148,16 @@ void ShortCircuit::finish(const std::string& why) {
   stopped_ = true;
 }
 
+void ShortCircuit::abandon(const std::string& why) {
+  if (!armed_) return;
+  if (matcher_.complete()) {
+    ++summary_.iterations_replayed;
+    armed_ = false;
+    return;
+  }
+  fall_back(why);
+}
+
 void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   // The launched segments did the recorded work of their calls; the rest runs as the program
   // asked, in its order.

@@ -214,6 +214,51 @@ int loop(int iterations, int change_at) {
   return 0;
 }
 
+// A program as people write it, with nothing bracketed: a set-up that repeats its own short
+// pattern (each parameter initialised by a kernel, uploaded and synchronised, as timm and
+// transformers models are built), then `epochs` of `steps` training steps and `evals` eval steps
+// that begin with the same input copy but launch other kernels. Prints the work digest, the
+// kernels and graph launches that reached the driver, and how many steps ran.
+int program(int epochs, int steps, int evals) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  int params = 40;
+  for (int p = 0; p < params; ++p) {  // set-up: init kernel, upload, sync
+    int v = p;
+    void* init_args[] = {&a, &v};
+    cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, nullptr, init_args, nullptr);
+    cuMemcpyHtoDAsync(b, host, 256, nullptr);
+    cuCtxSynchronize();
+  }
+  int step = 0;
+  for (int e = 0; e < epochs; ++e) {
+    for (int i = 0; i < steps; ++i, ++step) {
+      int n = 100 + step;  // the step number (an RNG offset, a learning-rate schedule)
+      cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+      void* scale_args[] = {&a, &b, &n};
+      cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      int m = 7;
+      void* fill_args[] = {&b, &m};
+      cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      cuLaunchKernel(scale, 4, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+      cuStreamSynchronize(nullptr);
+    }
+    for (int i = 0; i < evals; ++i) {
+      cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+      int m = 3;
+      void* fill_args[] = {&b, &m};
+      cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+      cuStreamSynchronize(nullptr);
+    }
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("kernels_run=%d graph_launches=%d steps=%d\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), step);
+  return 0;
+}
+
 // nimble run's cost per call on the CPU: iterations of `kernels` launches (scale and fill
 // alternating; scale's scalar changes every iteration when `changing`), a copy out and a sync,
 // iteration 1 bracketed by cuProfilerStart/Stop. Prints the mean nanoseconds per launch over the
@@ -366,6 +411,7 @@ int main(int argc, char** argv) {
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool\n");
+  if (mode == "program") return program(2, 30, 20);
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program\n");
   return 2;
 }

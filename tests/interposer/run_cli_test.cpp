@@ -16,8 +16,9 @@
 namespace nimble::test {
 namespace {
 
+// Without the payoff trial: these tests count what the mechanics do with every later iteration.
 std::vector<std::string> fake_driver_env(bool graphs) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"};
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0"};
   if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
   return env;
 }
@@ -212,10 +213,62 @@ TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsI
                                                        "--iteration", "1", "-o", out, "--", probe_path(), "record"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::filesystem::exists(out));
-  EXPECT_NE(r.output.find("nimble run: not replaying: the iteration used 3 streams"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nimble run: not replaying " + out + ": the iteration used 3 streams"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nimble run: nothing was replayed: " + out + ": the iteration used 3 streams"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("The program runs as it is."), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing was replayed"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/trace.run.json"));
+}
+
+// A program nimble has never seen, run unchanged (the automatic range): its set-up repeats a
+// short pattern of its own before the loop, and each epoch has training steps and eval steps that
+// begin alike. The set-up pattern is recorded first; when the program moves on, nimble records
+// the training step, then the eval step, and replays each when it comes back.
+TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = fake_driver_env(true);
+  env.push_back("NIMBLE_RUN_STALE=8");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(), "program"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* name : {"/t.json", "/t.2.json", "/t.3.json"}) EXPECT_TRUE(std::filesystem::exists(dir + name)) << name;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  std::map<int, nlohmann::json> by_calls;  // recordings by their calls per iteration
+  for (const nlohmann::json& rec : summary["recordings"]) by_calls[rec.value("calls", 0)] = rec;
+  ASSERT_TRUE(by_calls.count(2) && by_calls.count(5) && by_calls.count(3)) << summary.dump(2);
+  // Epoch 2: 30 training and 20 eval steps; each switch between them costs at most one.
+  EXPECT_GE(by_calls[5].value("iterations_replayed", 0), 29) << summary.dump(2);
+  EXPECT_GE(by_calls[3].value("iterations_replayed", 0), 19) << summary.dump(2);
+  EXPECT_EQ(by_calls[5].value("state", ""), "replaying");
+  EXPECT_EQ(by_calls[3].value("state", ""), "replaying");
+  // Every kernel ran with the arguments a plain run gives it, in the same order.
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
+  EXPECT_LT(counts(r.output).at("kernels_run"), 100) << r.output;  // of 260 in a plain run
+}
+
+// Never slower: a recording is tried against the program's own iterations in this process first,
+// and one whose replay did not pay (here: a minimum speedup no replay can reach) is dropped; the
+// program then runs as it is, with the same results.
+TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                  "NIMBLE_RUN_TRIAL=3", "NIMBLE_RUN_MIN_SPEEDUP=100"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
+  const nlohmann::json& rec = summary["recordings"][0];
+  EXPECT_EQ(rec.value("state", ""), "dropped");
+  EXPECT_NE(rec.value("dropped_because", "").find("replay did not pay in its trial"), std::string::npos) << rec.dump(2);
+  EXPECT_TRUE(rec["trial_speedup"].is_number());
+  // Two replayed blocks of 3 at most, then every iteration is the program's own.
+  EXPECT_LE(summary.value("iterations_replayed", 99), 6) << summary.dump(2);
+  const auto c = counts(r.output);
+  EXPECT_GE(c.at("kernels_run"), (2000 - 6) * 200) << r.output;
+  EXPECT_NE(r.output.find(": replay did not pay in its trial"), std::string::npos) << r.output;
 }
 
 TEST(RunCommand, HelpExplainsMatchingAndFallBack) {

@@ -91,6 +91,9 @@ class ShortCircuit {
   void on_host_visible_point(const std::string& what);
   // The program ends (or replay must stop for good): deferred calls are issued, nothing re-arms.
   void finish(const std::string& why);
+  // The iteration under way ends here (nimble records another one; its calls run eagerly):
+  // deferred calls are issued, a complete iteration is counted, and the next call may arm again.
+  void abandon(const std::string& why);
 
   bool armed() const { return armed_; }
   // Between iterations: the next call that matches starts one (not armed, or the armed

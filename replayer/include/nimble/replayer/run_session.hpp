@@ -1,0 +1,177 @@
+// The decisions of `nimble run` over a whole program, apart from the hooks that act on them. Like
+// a tracing JIT: recorded iterations are the traces, the call-by-call check is the guard, a
+// fall-back is a side exit. The session
+//  * keeps several recordings (a training step, an eval step, a short last batch), a bounded
+//    number, each with its own ShortCircuit and LibraryMemo; a call that may begin an iteration
+//    is offered to each whose first call it could be;
+//  * tries each new recording against the program's own calls before trusting it (alternating
+//    blocks of replayed and plain iterations, timed in this process) and drops it when replay
+//    does not pay; --compare N keeps alternating for good and only reports;
+//  * drops a recording that keeps falling back or no longer shows up, and says why;
+//  * notices when the program has moved on (many calls and no recorded iteration begun): the
+//    hooks then look for, and record, the iteration the program runs now.
+// The hooks' fast path asks concerns() without a lock: a call that cannot begin or continue a
+// recorded iteration costs a few loads. CUDA-free: each recording launches through its Executor.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/comparison.hpp"
+#include "nimble/replayer/library_memo.hpp"
+#include "nimble/replayer/short_circuit.hpp"
+
+namespace nimble::replayer {
+
+struct RunOptions {
+  std::size_t max_recordings = 4;   // live recordings at once (the least recently used one goes)
+  // The payoff trial: blocks of this many iterations, replayed and plain in turn, timed in this
+  // process; the recording is kept when replay was faster (0: trusted without a trial).
+  std::size_t trial_block = 4;
+  double min_speedup = 1.0;         // below this (plain / replayed medians) a trial drops the recording
+  std::size_t compare_block = 0;    // --compare N: alternate blocks of N for good, only report
+  // A recording whose fall-backs and false starts reach this, and outnumber its replayed
+  // iterations, is dropped.
+  std::size_t failure_limit = 16;
+  // Calls run eagerly since a recorded iteration last completed (or a measured plain one began)
+  // before the program counts as having moved on (at least twice the longest recording's calls).
+  std::size_t stale_calls = 1024;
+  std::size_t give_up_after = 8;    // recordings dropped before the session stops looking
+};
+
+// One recorded iteration as the hooks built it.
+struct RecordingSetup {
+  std::string name;                 // its trace file
+  ReplayPlan plan;
+  std::vector<Segment> segments;
+  ArgumentRule rule = ArgumentRule::AnyBytes;
+  std::uint64_t first_signature = 0;  // the hooks' signature of its first GPU call
+  std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
+  bool skip_library = true;           // remember library calls (LibraryMemo)
+  // Builds the executor over the recording's plan and segments, which stay where they are.
+  std::function<std::unique_ptr<Executor>(const ReplayPlan&, const std::vector<Segment>&)> make_executor;
+};
+
+enum class RecordingState {
+  Trial,      // replayed and plain blocks in turn until the payoff is known
+  Replaying,  // trusted: every matching iteration is replayed
+  Dropped,    // never armed again (why: Recording::dropped_because)
+};
+const char* state_name(RecordingState state);
+
+struct Recording {
+  std::string name;
+  ReplayPlan plan;
+  std::vector<Segment> segments;
+  std::uint64_t first_signature = 0, fingerprint = 0;
+  std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
+  std::unique_ptr<Executor> executor;
+  std::unique_ptr<ShortCircuit> short_circuit;
+  std::unique_ptr<LibraryMemo> memo;  // null: library calls always run
+  std::unique_ptr<Comparison> comparison;  // the trial's or --compare's timings
+  RecordingState state = RecordingState::Trial;
+  std::string dropped_because;
+  std::optional<double> trial_speedup;  // plain / replayed medians when the trial decided
+  std::size_t last_begun = 0;       // the session's call count when it last began an iteration
+  std::size_t completed_at = 0;     // the session's call count when its last iteration completed
+  std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
+};
+
+class RunSession {
+ public:
+  using Clock = std::function<std::uint64_t()>;  // nanoseconds, monotonic
+  static constexpr std::size_t kMaxRecordings = 16;
+
+  RunSession(RunOptions options, IsDevicePointer is_device_pointer, Clock clock);
+
+  // Adds a recording (its executor is built here); returns its index. When the live ones are at
+  // max_recordings, the one that began an iteration least recently is dropped first.
+  std::size_t add(RecordingSetup setup);
+
+  // Lock-free, for the hooks' fast path: whether a call with this signature concerns the
+  // session (an iteration is under way, a measured plain block is, or it may begin one).
+  bool concerns(std::uint64_t signature) const;
+  // Lock-free: an iteration or a measured plain block is under way (anything may be held back).
+  bool engaged() const { return engaged_.load(std::memory_order_relaxed); }
+  // A call that did not concern the session ran eagerly. True once when the program counts as
+  // having moved on (the hooks then look for a new iteration). Lock-free.
+  bool passed_by();
+  // True once each time a new recording becomes wanted (wants_recording), until a recording is
+  // added, refused, or a recorded iteration completes again.
+  bool take_request();
+
+  // A GPU call (under the hooks' lock). Deferred: the caller must not run it.
+  Action on_call(std::uint64_t signature, GpuCall call);
+  // The active recording's library call is skipped (ShortCircuit::on_skipped_call).
+  void on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches);
+  void on_host_visible_point(const std::string& what);
+  // Nimble records another iteration (its calls run eagerly): the iteration under way, and a
+  // measured plain block, end here; recordings may arm again afterwards.
+  void interrupt(const std::string& why);
+  // Process exit, or replay must stop for good: deferred calls are issued, nothing arms again.
+  void finish(const std::string& why);
+
+  // The recording in the middle of an iteration (armed), if any.
+  Recording* active();
+  bool holding() const;
+  // In a block of iterations the program issues itself (library calls then run as usual).
+  bool plain_phase() const { return plain_owner_.has_value(); }
+  // Nothing armed: the next matching call begins an iteration.
+  bool awaiting_iteration() const { return !active_; }
+  // No live recording, or the program has moved on: the hooks should record a new iteration.
+  bool wants_recording() const;
+  bool knows(std::uint64_t fingerprint) const;  // recorded before (live or dropped)
+  // A period that was recorded but could not be replayed: not recorded again.
+  void reject(std::uint64_t fingerprint);
+  bool gave_up() const { return dropped_ >= options_.give_up_after; }
+  std::size_t calls_seen() const { return calls_.load(std::memory_order_relaxed); }
+
+  const std::vector<std::unique_ptr<Recording>>& recordings() const { return recordings_; }
+  const RunOptions& options() const { return options_; }
+  std::size_t iterations_replayed() const;
+  std::string summary_text() const;
+
+ private:
+  void drop(Recording& r, const std::string& why);
+  void publish();
+  void settle();
+  Action offer(std::uint64_t signature, GpuCall&& call);
+  Action through(Recording& r, GpuCall&& call);
+  bool counted_plain(std::uint64_t signature);
+  void iteration_began(Recording& r, bool previous_whole);
+  void judge(Recording& r);
+  void after_failures(Recording& r);
+  std::size_t stale_after() const;
+
+  RunOptions options_;
+  IsDevicePointer is_device_pointer_;
+  Clock clock_;
+  std::vector<std::unique_ptr<Recording>> recordings_;
+  Recording* active_ = nullptr;
+  std::size_t dropped_ = 0;
+  std::int64_t rank_clock_ = 0;
+  std::vector<std::uint64_t> known_;  // fingerprints of every recording, dropped ones too
+
+  // A measured plain block: whose, and calls since its iteration began. The iteration that ends
+  // the block is timed when the block ends (began_by_plain_block_: not again when it arms).
+  std::optional<std::size_t> plain_owner_;
+  std::size_t plain_calls_ = 0;
+  bool began_by_plain_block_ = false;
+
+  // Read by the hooks without the lock.
+  std::atomic<bool> engaged_{false};
+  std::array<std::atomic<std::uint64_t>, kMaxRecordings> first_signatures_{};
+  std::atomic<std::size_t> calls_{0};
+  std::atomic<std::size_t> eager_since_begun_{0};
+  std::atomic<std::size_t> stale_after_{1024};
+  std::atomic<bool> requested_{false};
+};
+
+}  // namespace nimble::replayer

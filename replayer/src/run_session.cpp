@@ -1,0 +1,402 @@
+#include "nimble/replayer/run_session.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+namespace nimble::replayer {
+namespace {
+
+std::size_t failures(const ShortCircuitSummary& s) {
+  std::size_t n = s.false_starts;
+  for (const auto& [reason, count] : s.fallbacks) n += count;
+  return n;
+}
+
+std::string speed_text(double plain_ms, double replayed_ms) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%.3f ms plain, %.3f ms replayed: %.2fx", plain_ms, replayed_ms, plain_ms / replayed_ms);
+  return text;
+}
+
+}  // namespace
+
+const char* state_name(RecordingState state) {
+  switch (state) {
+    case RecordingState::Trial: return "trial";
+    case RecordingState::Replaying: return "replaying";
+    case RecordingState::Dropped: return "dropped";
+  }
+  return "?";
+}
+
+RunSession::RunSession(RunOptions options, IsDevicePointer is_device_pointer, Clock clock)
+    : options_(options), is_device_pointer_(std::move(is_device_pointer)), clock_(std::move(clock)) {
+  options_.max_recordings = std::clamp<std::size_t>(options_.max_recordings, 1, kMaxRecordings);
+  options_.give_up_after = std::max<std::size_t>(options_.give_up_after, 1);
+  stale_after_.store(stale_after(), std::memory_order_relaxed);
+}
+
+std::size_t RunSession::stale_after() const {
+  std::size_t longest = 0;
+  for (const auto& r : recordings_) {
+    if (r->state != RecordingState::Dropped) longest = std::max(longest, r->calls);
+  }
+  return std::max(options_.stale_calls, 2 * longest);
+}
+
+std::size_t RunSession::add(RecordingSetup setup) {
+  std::size_t live = 0;
+  Recording* oldest = nullptr;
+  for (auto& r : recordings_) {
+    if (r->state == RecordingState::Dropped) continue;
+    ++live;
+    if (!oldest || r->last_begun < oldest->last_begun) oldest = r.get();
+  }
+  if (live >= options_.max_recordings && oldest) {
+    drop(*oldest, "replaced by a newer recording (at most " + std::to_string(options_.max_recordings) +
+                      " are kept; this one began no iteration for the longest time)");
+  }
+  auto r = std::make_unique<Recording>();
+  r->name = std::move(setup.name);
+  r->plan = std::move(setup.plan);
+  r->segments = std::move(setup.segments);
+  r->first_signature = setup.first_signature;
+  r->fingerprint = setup.fingerprint;
+  for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
+  r->executor = setup.make_executor(r->plan, r->segments);
+  r->short_circuit = std::make_unique<ShortCircuit>(r->plan, r->segments, is_device_pointer_, *r->executor, setup.rule);
+  if (setup.skip_library) r->memo = std::make_unique<LibraryMemo>(r->plan);
+  const std::size_t block = options_.compare_block ? options_.compare_block : options_.trial_block;
+  if (block > 0) r->comparison = std::make_unique<Comparison>(block);
+  r->state = block > 0 ? RecordingState::Trial : RecordingState::Replaying;
+  r->last_begun = calls_seen();
+  r->rank = ++rank_clock_;  // the newest is tried first
+  if (setup.fingerprint) known_.push_back(setup.fingerprint);
+  recordings_.push_back(std::move(r));
+  eager_since_begun_.store(0, std::memory_order_relaxed);
+  requested_.store(false, std::memory_order_relaxed);
+  publish();
+  return recordings_.size() - 1;
+}
+
+bool RunSession::knows(std::uint64_t fingerprint) const {
+  return std::find(known_.begin(), known_.end(), fingerprint) != known_.end();
+}
+
+void RunSession::reject(std::uint64_t fingerprint) {
+  if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
+  ++dropped_;
+  requested_.store(false, std::memory_order_relaxed);  // the search goes on
+}
+
+bool RunSession::wants_recording() const {
+  if (gave_up()) return false;
+  const bool live = std::any_of(recordings_.begin(), recordings_.end(),
+                                [](const auto& r) { return r->state != RecordingState::Dropped; });
+  return !live || eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed);
+}
+
+// What the hooks read without the lock. Only live recordings can begin an iteration.
+void RunSession::publish() {
+  std::size_t k = 0;
+  for (const auto& r : recordings_) {
+    if (r->state != RecordingState::Dropped && k < kMaxRecordings) {
+      first_signatures_[k++].store(r->first_signature, std::memory_order_relaxed);
+    }
+  }
+  for (; k < kMaxRecordings; ++k) first_signatures_[k].store(0, std::memory_order_relaxed);
+  engaged_.store(active_ != nullptr || plain_owner_.has_value(), std::memory_order_relaxed);
+  stale_after_.store(stale_after(), std::memory_order_relaxed);
+}
+
+bool RunSession::concerns(std::uint64_t signature) const {
+  if (engaged_.load(std::memory_order_relaxed)) return true;
+  for (const auto& s : first_signatures_) {
+    const std::uint64_t v = s.load(std::memory_order_relaxed);
+    if (v == 0) return false;
+    if (v == signature) return true;
+  }
+  return false;
+}
+
+bool RunSession::passed_by() {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
+  return take_request();
+}
+
+bool RunSession::take_request() {
+  if (requested_.load(std::memory_order_relaxed) || !wants_recording()) return false;
+  return !requested_.exchange(true, std::memory_order_relaxed);
+}
+
+Recording* RunSession::active() { return active_; }
+
+bool RunSession::holding() const { return active_ && active_->short_circuit->holding(); }
+
+Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  if (plain_owner_ && counted_plain(signature)) {
+    publish();
+    return Action::Run;
+  }
+  const Action action = active_ ? through(*active_, std::move(call)) : offer(signature, std::move(call));
+  began_by_plain_block_ = false;
+  settle();
+  if (action == Action::Run && !active_ && !plain_owner_) eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
+  publish();
+  return action;
+}
+
+// active_ is the recording in the middle of an iteration. One whose iteration is complete waits,
+// armed, for its next call like every other recording (it counts the iteration then); at the
+// end of a replayed block of a trial or --compare, the next iterations are the program's own.
+void RunSession::settle() {
+  if (!active_) return;
+  Recording& r = *active_;
+  if (!r.short_circuit->armed()) {
+    active_ = nullptr;
+    return;
+  }
+  if (!r.short_circuit->awaiting_iteration()) return;
+  active_ = nullptr;
+  r.completed_at = calls_seen();
+  r.rank = ++rank_clock_;
+  eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
+  requested_.store(false, std::memory_order_relaxed);
+  const bool measuring = r.state == RecordingState::Trial || options_.compare_block > 0;
+  if (!r.comparison || r.state == RecordingState::Dropped || !measuring) return;
+  Comparison& c = *r.comparison;
+  if (c.phase() != Phase::Replay || !c.block_done()) return;
+  c.switch_phase();
+  for (std::size_t i = 0; i < recordings_.size(); ++i) {
+    if (recordings_[i].get() == &r) plain_owner_ = i;
+  }
+  plain_calls_ = r.calls;  // the next call, if it is the first, begins an iteration
+}
+
+// No iteration under way: the live recordings whose first call this could be, most recently
+// successful first, each in turn until one arms.
+Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
+  std::vector<Recording*> candidates;
+  for (auto& r : recordings_) {
+    if (r->state != RecordingState::Dropped && r->first_signature == signature) candidates.push_back(r.get());
+  }
+  // Highest rank first: a recording that completed an iteration moves to the front, one that
+  // failed to the back, so recordings sharing their first calls (a training and an eval step)
+  // each get their turn when the program switches between them.
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Recording* a, const Recording* b) { return a->rank > b->rank; });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    Recording& r = *candidates[i];
+    // Another candidate still to try needs the call too.
+    GpuCall offered = i + 1 < candidates.size() ? call : std::move(call);
+    const Action action = through(r, std::move(offered));
+    if (r.short_circuit->armed()) {  // this call began one of its iterations
+      active_ = &r;
+      return action;
+    }
+  }
+  return Action::Run;
+}
+
+// `call` to recording `r`'s short-circuit, with what that means for its timings and its fate.
+Action RunSession::through(Recording& r, GpuCall&& call) {
+  ShortCircuit& sc = *r.short_circuit;
+  // Its previous iteration was replayed whole, and this is the very next call.
+  const bool previous_whole = sc.armed() && sc.awaiting_iteration() && calls_seen() == r.completed_at + 1;
+  const std::size_t started = sc.iterations_started();
+  const std::size_t failed = failures(sc.summary());
+  const std::size_t replayed = sc.summary().iterations_replayed;
+  Action action = Action::Run;
+  try {
+    action = sc.on_call(std::move(call));
+  } catch (const std::exception& e) {
+    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
+    throw;
+  }
+  if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
+  if (sc.iterations_started() > started) {
+    r.last_begun = calls_seen();
+    if (!began_by_plain_block_) iteration_began(r, previous_whole);
+    began_by_plain_block_ = false;
+  }
+  if (failures(sc.summary()) > failed) {
+    std::int64_t lowest = r.rank;
+    for (const auto& other : recordings_) lowest = std::min(lowest, other->rank);
+    r.rank = lowest - 1;
+    after_failures(r);
+  }
+  if (sc.stopped() && r.state != RecordingState::Dropped) drop(r, "a segment could not be launched");
+  return action;
+}
+
+void RunSession::after_failures(Recording& r) {
+  const ShortCircuitSummary& s = r.short_circuit->summary();
+  const std::size_t n = failures(s);
+  if (n < options_.failure_limit || n <= s.iterations_replayed) return;
+  std::string last;
+  std::size_t most = 0;
+  for (const auto& [reason, count] : s.fallbacks) {
+    if (count > most) most = count, last = reason;
+  }
+  drop(r, "kept falling back: " + std::to_string(n) + " fall-backs and false starts, " +
+              std::to_string(s.iterations_replayed) + " iterations replayed" + (last.empty() ? "" : "; most often: " + last));
+}
+
+void RunSession::iteration_began(Recording& r, bool previous_whole) {
+  if (!r.comparison || r.state == RecordingState::Dropped) return;
+  Comparison& c = *r.comparison;
+  c.iteration_began(clock_(), previous_whole);
+  judge(r);
+}
+
+// The trial's verdict, once both phases have timed iterations: a clear result after one round
+// of blocks, the minimum speedup after two.
+void RunSession::judge(Recording& r) {
+  if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
+  const PhaseTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
+  const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
+  if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
+  const double speedup = plain.median_ms / replayed.median_ms;
+  const bool clear = speedup >= 1.25 || speedup < 0.8;
+  if (!clear && (plain.iterations < 2 * round || replayed.iterations < 2 * round)) return;
+  r.trial_speedup = speedup;
+  if (speedup >= options_.min_speedup) {
+    r.state = RecordingState::Replaying;
+    return;
+  }
+  char minimum[32];
+  std::snprintf(minimum, sizeof minimum, "%.2fx", options_.min_speedup);
+  drop(r, "replay did not pay in its trial (" + speed_text(plain.median_ms, replayed.median_ms) + ", below " + minimum + ")");
+}
+
+// The plain block's calls: counted until the recorded iteration begins again. True: the call
+// is the program's (runs as it is); false: the block has ended and the call is for replay.
+bool RunSession::counted_plain(std::uint64_t signature) {
+  Recording& r = *recordings_[*plain_owner_];
+  Comparison& c = *r.comparison;
+  ++plain_calls_;
+  if (plain_calls_ <= r.calls) return true;
+  if (signature != r.first_signature) {
+    if (plain_calls_ <= 4 * r.calls) return true;
+    c.switch_phase();  // never found the iteration's start again: leave it to the short-circuits
+    plain_owner_.reset();
+    return false;
+  }
+  const bool previous_whole = plain_calls_ == r.calls + 1;
+  plain_calls_ = 1;
+  r.last_begun = calls_seen();
+  eager_since_begun_.store(0, std::memory_order_relaxed);
+  const bool keep_plain = r.state == RecordingState::Trial || options_.compare_block > 0;
+  if (c.block_done() || !keep_plain) {
+    // This iteration is to be replayed: it is timed from here, and the trial may decide first.
+    c.switch_phase();
+    c.iteration_began(clock_(), previous_whole);
+    plain_owner_.reset();
+    judge(r);
+    if (r.state == RecordingState::Dropped) return true;  // the program goes on by itself
+    began_by_plain_block_ = true;  // its short-circuit arms on this call; the start is counted
+    return false;
+  }
+  c.iteration_began(clock_(), previous_whole);
+  judge(r);  // may drop it (the plain block then ends; this call is the program's either way)
+  return true;
+}
+
+void RunSession::on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches) {
+  if (!active_) throw std::logic_error("a skipped library call with no recorded iteration under way");
+  Recording& r = *active_;
+  try {
+    r.short_circuit->on_skipped_call(patches);
+  } catch (const std::exception& e) {
+    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
+    throw;
+  }
+  settle();
+  publish();
+}
+
+void RunSession::on_host_visible_point(const std::string& what) {
+  if (!active_) return;
+  Recording& r = *active_;
+  const std::size_t failed = failures(r.short_circuit->summary());
+  try {
+    r.short_circuit->on_host_visible_point(what);
+  } catch (const std::exception& e) {
+    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
+    throw;
+  }
+  if (failures(r.short_circuit->summary()) > failed) after_failures(r);
+  settle();
+  publish();
+}
+
+void RunSession::interrupt(const std::string& why) {
+  for (auto& r : recordings_) {
+    if (r->state == RecordingState::Dropped) continue;
+    r->short_circuit->abandon(why);  // throws only when issuing a held-back call failed
+    r->completed_at = 0;             // the next iteration does not follow a whole one
+    if (r->comparison && r->comparison->phase() == Phase::Plain) r->comparison->switch_phase();
+  }
+  active_ = nullptr;
+  plain_owner_.reset();
+  publish();
+}
+
+void RunSession::finish(const std::string& why) {
+  for (auto& r : recordings_) {
+    try {
+      r->short_circuit->finish(why);
+    } catch (const std::exception&) {
+      // finish() issues what was held back; a failure there was reported by the executor.
+    }
+  }
+  active_ = nullptr;
+  plain_owner_.reset();
+  publish();
+}
+
+void RunSession::drop(Recording& r, const std::string& why) {
+  if (r.state == RecordingState::Dropped) return;
+  r.state = RecordingState::Dropped;
+  r.dropped_because = why;
+  ++dropped_;
+  if (r.short_circuit->holding() || r.short_circuit->armed()) {
+    if (active_ == &r) active_ = nullptr;
+    try {
+      r.short_circuit->finish("the recording was dropped: " + why);
+    } catch (const std::exception&) {
+    }
+  } else {
+    r.short_circuit->finish(why);
+  }
+  for (std::size_t i = 0; i < recordings_.size(); ++i) {
+    if (recordings_[i].get() == &r && plain_owner_ == i) plain_owner_.reset();
+  }
+  publish();
+}
+
+std::size_t RunSession::iterations_replayed() const {
+  std::size_t n = 0;
+  for (const auto& r : recordings_) n += r->short_circuit->summary().iterations_replayed;
+  return n;
+}
+
+std::string RunSession::summary_text() const {
+  std::ostringstream out;
+  for (const auto& r : recordings_) {
+    out << "nimble run: recording " << r->name << " (" << r->calls << " calls): " << state_name(r->state);
+    if (r->trial_speedup) {
+      char text[64];
+      std::snprintf(text, sizeof text, ", trial %.2fx", *r->trial_speedup);
+      out << text;
+    }
+    if (r->state == RecordingState::Dropped) out << ": " << r->dropped_because;
+    out << "\n" << r->short_circuit->summary_text();
+  }
+  return out.str();
+}
+
+}  // namespace nimble::replayer

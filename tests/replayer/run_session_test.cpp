@@ -1,0 +1,264 @@
+// RunSession: several recordings, which one a call begins, the payoff trial (kept or dropped by
+// the in-process timings), recordings that keep falling back, staleness (the program moved on),
+// and the lock-free fast path. Plans of kernels are built directly; executors log.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/run_session.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+struct Log {
+  std::vector<std::string> lines;
+  std::size_t launches = 0, issued = 0;
+};
+
+struct LoggingExecutor : Executor {
+  Log& log;
+  std::string name;
+  LoggingExecutor(Log& l, std::string n) : log(l), name(std::move(n)) {}
+  void launch_segment(std::size_t segment, const IterationMatcher&) override {
+    log.lines.push_back(name + " launch " + std::to_string(segment));
+    ++log.launches;
+  }
+  void issue(std::size_t op, const GpuCall&) override {
+    log.lines.push_back(name + " issue " + std::to_string(op));
+    ++log.issued;
+  }
+};
+
+// Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.
+KernelCall call_of(std::uint64_t f) { return KernelCall{f, {1, 1, 1}, {32, 1, 1}, 0, std::vector<std::uint8_t>(8, 0)}; }
+std::uint64_t sig(std::uint64_t f) { return 1000 + f; }
+
+// A recording of kernels `functions`, in one segment per `piece` ops.
+RecordingSetup recording(const std::string& name, const std::vector<std::uint64_t>& functions, Log& log,
+                         std::size_t piece = 0, std::uint64_t fingerprint = 0) {
+  RecordingSetup s;
+  s.name = name;
+  for (std::uint64_t f : functions) {
+    Op op;
+    op.kind = OpKind::Kernel;
+    op.name = "k" + std::to_string(f);
+    op.kernel.function = f;
+    op.kernel.block[0] = 32;
+    op.kernel.args.assign(8, 0);
+    op.kernel.param_offsets = {0};
+    op.kernel.param_sizes = {8};
+    s.plan.ops.push_back(op);
+  }
+  s.segments = segments_of(s.plan, piece);
+  s.first_signature = sig(functions.front());
+  s.fingerprint = fingerprint;
+  s.skip_library = false;
+  s.make_executor = [&log, name](const ReplayPlan&, const std::vector<Segment>&) {
+    return std::make_unique<LoggingExecutor>(log, name);
+  };
+  return s;
+}
+
+class RunSessionTest : public ::testing::Test {
+ protected:
+  // A session whose clock the test moves: `plain_ms` / `replayed_ms` per iteration.
+  RunSession session(RunOptions options = {}) {
+    return RunSession(options, [](std::uint64_t) { return false; }, [this] { return now_; });
+  }
+  // Issues one iteration of `functions`; returns how many calls the session deferred. The clock
+  // advances by plain_ms_ for an iteration the program ran itself, replayed_ms_ otherwise.
+  std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
+    std::size_t deferred = 0;
+    for (std::uint64_t f : functions) {
+      if (!s.concerns(sig(f))) {
+        s.passed_by();
+        continue;
+      }
+      deferred += s.on_call(sig(f), call_of(f)) == Action::Deferred;
+    }
+    now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * 1e6);
+    return deferred;
+  }
+
+  Log log_;
+  std::uint64_t now_ = 1;
+  double plain_ms_ = 2.0, replayed_ms_ = 1.0;
+  const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
+};
+
+TEST_F(RunSessionTest, ATrustedRecordingReplaysEveryIteration) {
+  RunOptions o;
+  o.trial_block = 0;  // no trial: trusted at once
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(iterate(s, train_), 4u) << i;
+  s.finish("end");
+  EXPECT_EQ(s.iterations_replayed(), 5u);
+  EXPECT_EQ(log_.launches, 5u);
+  EXPECT_EQ(log_.issued, 0u);
+  EXPECT_EQ(s.recordings()[0]->state, RecordingState::Replaying);
+}
+
+TEST_F(RunSessionTest, CallsThatBeginNoRecordingTakeTheFastPath) {
+  RunSession s = session();
+  EXPECT_FALSE(s.concerns(sig(1)));  // nothing recorded yet
+  EXPECT_TRUE(s.wants_recording());
+  s.add(recording("train", train_, log_));
+  EXPECT_FALSE(s.wants_recording());
+  EXPECT_TRUE(s.concerns(sig(1)));   // may begin an iteration
+  EXPECT_FALSE(s.concerns(sig(2)));  // cannot
+  EXPECT_EQ(s.on_call(sig(1), call_of(1)), Action::Deferred);
+  EXPECT_TRUE(s.concerns(sig(7)));   // under way: every call is checked
+}
+
+TEST_F(RunSessionTest, TheTrialKeepsARecordingWhoseReplayIsFaster) {
+  RunOptions o;
+  o.trial_block = 3;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  std::size_t plain = 0;
+  for (int i = 0; i < 30; ++i) plain += iterate(s, train_) == 0;
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Replaying);
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
+  // One round was clear (2x): three plain iterations, then replay for good.
+  EXPECT_EQ(plain, 3u);
+  s.finish("end");
+  EXPECT_EQ(s.iterations_replayed(), 27u);
+}
+
+TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProgramRunsOn) {
+  RunOptions o;
+  o.trial_block = 3;
+  RunSession s = session(o);
+  replayed_ms_ = 2.2;  // replay is 10% slower: not clear after one round, dropped after two
+  s.add(recording("setup", setup_, log_));
+  std::size_t replayed = 0;
+  for (int i = 0; i < 40; ++i) replayed += iterate(s, setup_) > 0;
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
+  EXPECT_NE(r.dropped_because.find("0.91x"), std::string::npos) << r.dropped_because;
+  EXPECT_EQ(replayed, 6u);  // two replayed blocks of 3
+  EXPECT_FALSE(s.concerns(sig(9)));
+  EXPECT_TRUE(s.wants_recording());  // nothing live: look for another iteration
+  EXPECT_TRUE(s.knows(0) == false);
+}
+
+TEST_F(RunSessionTest, TwoRecordingsSharingTheirFirstCallAreEachReplayedWhenTheProgramAlternates) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  s.add(recording("eval", eval_, log_));
+  std::size_t replayed = 0;
+  // Ten training steps, then three eval steps, twice.
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int i = 0; i < 10; ++i) replayed += iterate(s, train_) > 0;
+    for (int i = 0; i < 3; ++i) replayed += iterate(s, eval_) > 0;
+  }
+  s.finish("end");
+  // Each switch costs at most one iteration (a false start on the other recording).
+  EXPECT_GE(replayed, 26u - 4u);
+  EXPECT_GE(s.recordings()[1]->short_circuit->summary().iterations_replayed, 4u);
+  EXPECT_EQ(s.recordings()[0]->state, RecordingState::Replaying);
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Replaying);
+}
+
+TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {
+  RunOptions o;
+  o.trial_block = 0;
+  o.failure_limit = 4;
+  RunSession s = session(o);
+  s.add(recording("setup", {1, 2}, log_));
+  // The program issues 1 then 3: the recording arms on 1 and falls back every time.
+  for (int i = 0; i < 10; ++i) iterate(s, {1, 3});
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("kept falling back: 4"), std::string::npos) << r.dropped_because;
+  EXPECT_EQ(log_.issued, 4u);  // each held-back call went out, in order
+  EXPECT_FALSE(s.concerns(sig(1)));
+}
+
+TEST_F(RunSessionTest, AProgramThatMovedOnAsksForANewRecordingAndTheOldestLiveOneGoesWhenFull) {
+  RunOptions o;
+  o.trial_block = 0;
+  o.stale_calls = 50;
+  o.max_recordings = 2;
+  RunSession s = session(o);
+  s.add(recording("setup", setup_, log_, 0, 11));
+  for (int i = 0; i < 5; ++i) iterate(s, setup_);
+  EXPECT_FALSE(s.wants_recording());
+  bool signalled = false;
+  for (int i = 0; i < 20; ++i) {  // the training loop, never recorded: 80 eager calls
+    for (std::uint64_t f : train_) {
+      if (s.concerns(sig(f))) {
+        s.on_call(sig(f), call_of(f));
+      } else {
+        signalled |= s.passed_by();
+      }
+    }
+  }
+  EXPECT_TRUE(signalled);
+  EXPECT_TRUE(s.wants_recording());
+  s.add(recording("train", train_, log_, 0, 22));
+  EXPECT_FALSE(s.wants_recording());
+  EXPECT_TRUE(s.knows(11));
+  EXPECT_TRUE(s.knows(22));
+  s.add(recording("eval", eval_, log_, 0, 33));  // a third: the setup recording is the oldest
+  EXPECT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
+  EXPECT_NE(s.recordings()[0]->dropped_because.find("replaced by a newer recording"), std::string::npos);
+  EXPECT_TRUE(s.knows(11));  // dropped recordings stay known: not recorded again
+  // The newest (eval) is offered first and fails on the training step; training then goes first.
+  EXPECT_EQ(iterate(s, train_), 1u);
+  EXPECT_EQ(iterate(s, train_), 4u);
+}
+
+TEST_F(RunSessionTest, CompareAlternatesForGoodAndNeverDropsForSpeed) {
+  RunOptions o;
+  o.compare_block = 2;
+  RunSession s = session(o);
+  replayed_ms_ = 3.0;  // slower, but --compare only reports
+  s.add(recording("train", train_, log_));
+  std::size_t replayed = 0;
+  for (int i = 0; i < 40; ++i) replayed += iterate(s, train_) > 0;
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Trial);
+  EXPECT_EQ(replayed, 20u);
+  EXPECT_GT(r.comparison->times(Phase::Plain).iterations, 5u);
+  EXPECT_NEAR(r.comparison->times(Phase::Plain).median_ms, 2.0, 1e-9);
+  EXPECT_NEAR(r.comparison->times(Phase::Replay).median_ms, 3.0, 1e-9);
+}
+
+TEST_F(RunSessionTest, AHostVisiblePointInTheMiddleFallsBackAndCounts) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  EXPECT_EQ(s.on_call(sig(1), call_of(1)), Action::Deferred);
+  EXPECT_TRUE(s.holding());
+  s.on_host_visible_point("synchronized a stream");
+  EXPECT_FALSE(s.holding());
+  EXPECT_TRUE(s.awaiting_iteration());
+  EXPECT_EQ(log_.issued, 1u);
+  EXPECT_EQ(s.recordings()[0]->short_circuit->summary().fallbacks.size(), 1u);
+}
+
+TEST_F(RunSessionTest, TheSessionGivesUpAfterEnoughDroppedRecordings) {
+  RunOptions o;
+  o.trial_block = 0;
+  o.give_up_after = 2;
+  o.max_recordings = 1;
+  RunSession s = session(o);
+  s.add(recording("a", {1}, log_));
+  s.add(recording("b", {2}, log_));  // replaces a
+  EXPECT_FALSE(s.gave_up());
+  s.add(recording("c", {3}, log_));  // replaces b
+  EXPECT_TRUE(s.gave_up());
+  EXPECT_FALSE(s.wants_recording());
+}
+
+}  // namespace
+}  // namespace nimble::replayer
