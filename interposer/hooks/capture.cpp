@@ -10,6 +10,9 @@
 #include "recorder.hpp"
 
 namespace nimble::hooks {
+namespace {
+constexpr std::size_t kKnownPeriodsBeforeRest = 3;
+}  // namespace
 
 CaptureControl::CaptureControl(const Config& config) : config_(config) {
   if (config_.range == CaptureRange::Auto) {
@@ -42,6 +45,14 @@ void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool k
       break;
   }
   if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
+  if (config_.run && windows_written_ > 0 && auto_range_->known_in_a_row() >= kKnownPeriodsBeforeRest) {
+    // nimble run looked again and keeps finding what it recorded before (and dropped, or
+    // refused): stop looking, so the program runs at the idle cost, until nimble run asks again.
+    finished_ = true;
+    g_tasks_matter.store(false, std::memory_order_relaxed);
+    debug_message("nimble run: only known iterations found; stopped looking");
+    return;
+  }
   // A period was found: the window opens with one of the next tasks, which is issued before
   // nimble knows it is the first. CUPTI must already be listening then.
   if (!open_ && auto_range_->phase() != AutoRange::Phase::Detecting && !cupti_running_ && windows_written_ == 0) {

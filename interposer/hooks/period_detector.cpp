@@ -67,6 +67,7 @@ void AutoRange::restart() {
   captured_ = 0;
   diverged_ = false;
   anchored_at_sync_ = false;
+  known_in_a_row_ = 0;
 }
 
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
@@ -87,7 +88,11 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
                                     options_.require_kernel ? &kernels_ : nullptr);
       if (p == 0) return Action::None;
       const std::uint64_t fingerprint = period_fingerprint(history_, p);
-      if (options_.known && options_.known(fingerprint)) return Action::None;
+      if (options_.known && options_.known(fingerprint)) {
+        ++known_in_a_row_;
+        return Action::None;
+      }
+      known_in_a_row_ = 0;
       fingerprint_ = fingerprint;
       period_ = p;
       anchored_at_sync_ = host_sync;

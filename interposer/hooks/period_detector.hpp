@@ -63,6 +63,9 @@ class AutoRange {
   std::size_t tasks_seen() const { return total_; }
   std::size_t window_start() const { return window_start_; }  // index of the first recorded task
   std::uint64_t fingerprint() const { return fingerprint_; }  // of the period found (period_fingerprint)
+  // Times in a row a period was found that `known` passed over: the program is in known
+  // territory, and looking on costs more than it can find.
+  std::size_t known_in_a_row() const { return known_in_a_row_; }
   // Looks for a new period from scratch (the history is dropped): after a recording, when the
   // program has moved on to other work.
   void restart();
@@ -84,6 +87,7 @@ class AutoRange {
   std::size_t detections_ = 0;
   std::size_t window_start_ = 0;
   std::uint64_t fingerprint_ = 0;
+  std::size_t known_in_a_row_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
 };

@@ -108,7 +108,9 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
     observed = tasks_matter() && run_window_opens(task);
     if (!observed) {
       CUresult result;
-      if (!run_concerns(task.signature)) {
+      if (in_plain_phase() && run_counts_plain(task.signature)) {
+        result = call();  // a measured plain iteration: the program's own call
+      } else if (!run_concerns(task.signature)) {
         run_passed_by();  // the fast path: nothing is under way and this call begins nothing
         result = call();
       } else {

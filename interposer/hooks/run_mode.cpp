@@ -482,6 +482,16 @@ void run_passed_by() {
   if (RunState* r = run_state(); r && r->session->passed_by()) g_watch_wanted.store(true, std::memory_order_relaxed);
 }
 
+bool run_counts_plain(std::uint64_t signature) {
+  RunState* r = run_state();
+  if (!r) return false;
+  std::lock_guard<std::mutex> lock(r->mu);
+  if (!running()) return false;
+  const bool program_runs = r->session->counts_plain(signature);
+  g_plain_phase.store(r->session->plain_phase(), std::memory_order_relaxed);
+  return program_runs;
+}
+
 void run_pause(const char* why) {
   RunState* r = run_state();
   if (!r) return;

@@ -57,6 +57,9 @@ void run_pause(const char* why);
 // library calls then run as they are.
 inline std::atomic<bool> g_plain_phase{false};
 inline bool in_plain_phase() { return g_plain_phase.load(std::memory_order_relaxed); }
+// In such a block: counts the call; true when the program runs it (no GpuCall is built, so the
+// plain iterations cost what they cost without nimble, but for a lock).
+bool run_counts_plain(std::uint64_t signature);
 
 // A library call nimble run may skip (library_calls.def), with inputs `key`, is about to be made:
 // `skip` when its ops are taken from what is known of these inputs (the library is not called);

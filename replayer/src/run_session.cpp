@@ -136,6 +136,16 @@ Recording* RunSession::active() { return active_; }
 
 bool RunSession::holding() const { return active_ && active_->short_circuit->holding(); }
 
+bool RunSession::counts_plain(std::uint64_t signature) {
+  if (!plain_owner_ || !counted_plain(signature)) {
+    publish();
+    return false;
+  }
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  publish();
+  return true;
+}
+
 Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   calls_.fetch_add(1, std::memory_order_relaxed);
   if (plain_owner_ && counted_plain(signature)) {

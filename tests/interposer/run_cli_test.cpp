@@ -269,6 +269,16 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
   const auto c = counts(r.output);
   EXPECT_GE(c.at("kernels_run"), (2000 - 6) * 200) << r.output;
   EXPECT_NE(r.output.find(": replay did not pay in its trial"), std::string::npos) << r.output;
+
+  // Unmarked (the automatic range): once dropped, the same iteration is found again and passed
+  // over; after a few such finds nimble stops looking, so the rest runs at the idle cost.
+  env.push_back("NIMBLE_DEBUG=1");
+  const RunResult a = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/a.json", "--", probe_path(), "overhead"});
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  const nlohmann::json auto_summary = read_json(dir + "/a.run.json");
+  EXPECT_EQ(auto_summary["recordings"].size(), 1u) << auto_summary.dump(2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.2.json"));
+  EXPECT_NE(a.output.find("only known iterations found; stopped looking"), std::string::npos) << a.output;
 }
 
 TEST(RunCommand, HelpExplainsMatchingAndFallBack) {

@@ -107,6 +107,9 @@ class RunSession {
   // added, refused, or a recorded iteration completes again.
   bool take_request();
 
+  // In a measured plain block, a call with this signature: true when it is the program's to run
+  // (counted, nothing else to do); false when the block has ended, and the call goes to on_call.
+  bool counts_plain(std::uint64_t signature);
   // A GPU call (under the hooks' lock). Deferred: the caller must not run it.
   Action on_call(std::uint64_t signature, GpuCall call);
   // The active recording's library call is skipped (ShortCircuit::on_skipped_call).

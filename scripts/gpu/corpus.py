@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""`nimble run` on the corpus of ordinary programs (tests/programs/), on the GPU machine.
+
+Each program runs plain (libnimble.so not loaded), then unchanged under `nimble run`; both print
+a `CORPUS {json}` line (tests/programs/corpus_common.py). The table says, per program: the
+iteration nimble replayed most (its calls), how many steps were replayed, whether every step's
+results are bitwise identical, the in-process ratio (the trial's timed blocks of plain and
+replayed iterations in the one process; --compare when COMPARE=N is set), the process-pair
+ratio (median step time plain / under nimble run), and, when nothing was replayed, why.
+
+    python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both]
+
+Writes DIR/corpus.md, DIR/corpus.csv and DIR/NAME.{plain,nimble}.log; DEADLINE (seconds) skips
+programs not started in time.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROGRAMS = os.path.join(ROOT, "tests", "programs")
+
+# name, script and arguments, steps, extra environment, modes it runs in
+CORPUS = [
+    ("timm_pnasnet", ["timm_infer.py", "pnasnet5large"], 40, {}, ("deterministic", "benchmark")),
+    ("timm_efficientnet", ["timm_infer.py", "efficientnet_b0"], 80, {}, ("deterministic", "benchmark")),
+    ("inception_v3", ["vision_infer.py", "inception_v3"], 80, {}, ("deterministic", "benchmark")),
+    ("gpt2_forward", ["hf_gpt2_forward.py"], 60, {}, ("deterministic", "benchmark")),
+    ("gpt2_generate", ["hf_generate.py"], 40, {}, ("deterministic",)),
+    ("bert_train", ["bert_train.py"], 60, {}, ("deterministic", "benchmark")),
+    ("resnet18_amp_adamw", ["train_amp.py"], 60, {}, ("deterministic", "benchmark")),
+    ("epochs_eval_lastbatch", ["train_epochs_eval.py"], 60, {}, ("deterministic", "benchmark")),
+    ("googlenet_pinned", ["pinned_nonblocking.py"], 80, {}, ("deterministic", "benchmark")),
+    ("compile_default", ["compile_default.py"], 80, {}, ("deterministic",)),
+    ("compile_reduce_overhead", ["compile_reduce_overhead.py"], 80, {}, ("deterministic",)),
+    ("torch_cuda_graph", ["cuda_graph_manual.py"], 80, {}, ("deterministic",)),
+    ("jax_flax_train", ["jax_flax_train.py"], 60, {"XLA_FLAGS": "--xla_gpu_autotune_level=0",
+                                                   "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
+    ("cupy_loop", ["cupy_loop.py"], 80, {}, ("default",)),
+]
+
+
+def corpus_line(text):
+    for line in reversed(text.splitlines()):
+        if line.startswith("CORPUS "):
+            return json.loads(line[len("CORPUS "):])
+    return None
+
+
+def run(cmd, env, log, timeout):
+    start = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=timeout)
+        out, code = p.stdout, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+    with open(log, "w") as f:
+        f.write(out)
+    return out, code, time.time() - start
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "corpus-results"))
+    ap.add_argument("--only", nargs="*")
+    ap.add_argument("--mode", default="deterministic", choices=["deterministic", "benchmark", "both"])
+    ap.add_argument("--timeout", type=int, default=240)
+    args = ap.parse_args()
+    nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
+    if not os.path.exists(nimble):
+        nimble = os.path.join(ROOT, "build", "bin", "nimble")
+    os.makedirs(args.out, exist_ok=True)
+    deadline = time.time() + float(os.environ.get("DEADLINE", "1e9"))
+    rows = []
+    for name, script, steps, extra, modes in CORPUS:
+        if args.only and name not in args.only:
+            continue
+        for mode in modes:
+            if args.mode != "both" and mode not in (args.mode, "default"):
+                continue
+            tag = name if mode in ("deterministic", "default") else name + "_bench"
+            if time.time() > deadline:
+                rows.append({"program": tag, "mode": mode, "why": "skipped (deadline)"})
+                continue
+            env = dict(os.environ, STEPS=str(steps), CORPUS_MODE=mode, PYTHONUNBUFFERED="1", **extra)
+            env.pop("LD_PRELOAD", None)
+            cmd = [sys.executable] + script
+            plain_out, plain_code, plain_s = run(cmd, env, os.path.join(args.out, tag + ".plain.log"), args.timeout)
+            trace = os.path.join(args.out, tag + ".json")
+            ncmd = [nimble, "run", "-o", trace]
+            if os.environ.get("COMPARE"):
+                ncmd += ["--compare", os.environ["COMPARE"]]
+            nim_out, nim_code, nim_s = run(ncmd + ["--"] + cmd, env, os.path.join(args.out, tag + ".nimble.log"),
+                                           args.timeout)
+            plain, nim = corpus_line(plain_out), corpus_line(nim_out)
+            row = {"program": tag, "mode": mode, "plain_exit": plain_code, "nimble_exit": nim_code,
+                   "plain_s": round(plain_s, 1), "nimble_s": round(nim_s, 1)}
+            summary = {}
+            try:
+                with open(trace[:-5] + ".run.json") as f:
+                    summary = json.load(f)
+            except (OSError, ValueError):
+                pass
+            recs = summary.get("recordings", [])
+            main_rec = max(recs, key=lambda r: r.get("iterations_replayed", 0), default=None)
+            row["recordings"] = len(recs)
+            row["iteration_calls"] = main_rec["calls"] if main_rec else ""
+            row["replayed"] = summary.get("iterations_replayed", 0)
+            row["steps"] = plain["steps"] if plain else ""
+            row["identical"] = bool(plain and nim and plain["digest"] == nim["digest"])
+            if plain and nim and not row["identical"]:
+                pd, nd = plain["step_digests"], nim["step_digests"]
+                row["first_difference"] = next((i for i, (a, b) in enumerate(zip(pd, nd)) if a != b), min(len(pd), len(nd)))
+            speedups = [r.get("trial_speedup") for r in recs if r.get("trial_speedup")]
+            if main_rec and main_rec.get("trial_speedup"):
+                row["in_process"] = round(main_rec["trial_speedup"], 3)
+            elif summary.get("compare", {}).get("speedup"):
+                row["in_process"] = round(summary["compare"]["speedup"], 3)
+            else:
+                row["in_process"] = round(max(speedups), 3) if speedups else ""
+            if plain and nim and nim["median_ms"] > 0:
+                row["plain_ms"] = round(plain["median_ms"], 3)
+                row["nimble_ms"] = round(nim["median_ms"], 3)
+                row["process_ratio"] = round(plain["median_ms"] / nim["median_ms"], 3)
+            states = ["%s:%s" % (os.path.basename(r["trace"]), r["state"]) for r in recs]
+            row["states"] = " ".join(states)
+            why = summary.get("nothing_replayed_because", "")
+            if not why and not summary:
+                lines = [l for l in nim_out.splitlines() if l.startswith("nimble run:") or l.startswith("nimble:")]
+                why = lines[-1] if lines else "no summary"
+            row["why"] = why[:300]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    fields = ["program", "mode", "recordings", "iteration_calls", "replayed", "steps", "identical", "in_process",
+              "process_ratio", "plain_ms", "nimble_ms", "states", "why", "first_difference", "plain_exit",
+              "nimble_exit", "plain_s", "nimble_s"]
+    with open(os.path.join(args.out, "corpus.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    with open(os.path.join(args.out, "corpus.md"), "w") as f:
+        f.write("| program | mode | iteration (calls) | replayed / steps | identical | in-process | process pair | plain ms | nimble ms | recordings | why nothing replayed |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        for r in rows:
+            f.write("| %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+                r["program"], r.get("mode", ""), r.get("iteration_calls", ""), r.get("replayed", ""), r.get("steps", ""),
+                "yes" if r.get("identical") else "**no**", r.get("in_process", ""), r.get("process_ratio", ""),
+                r.get("plain_ms", ""), r.get("nimble_ms", ""), r.get("states", ""), r.get("why", "")))
+    print("wrote", os.path.join(args.out, "corpus.md"))
+
+
+if __name__ == "__main__":
+    main()

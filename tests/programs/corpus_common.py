@@ -1,0 +1,70 @@
+"""Shared by the corpus programs: the step count, a per-step digest of results, step times.
+
+Each program is written as people write their scripts (no nimble markers). It calls
+`step_done(i, *results)` after every step: the results' bytes are hashed (a copy to the host,
+like the `loss.item()` every script has), the step's wall time is kept. At exit it prints one
+line `CORPUS {json}` with the digest over all steps, the per-step digests and the median step
+time of the steady steps, which scripts/gpu/corpus.py compares between a plain run and a run
+under `nimble run`.
+"""
+import atexit
+import hashlib
+import json
+import os
+import time
+
+STEPS = int(os.environ.get("STEPS", "60"))
+MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
+
+_digests = []
+_times = []
+_last = [None]
+
+
+def torch_setup():
+    """Deterministic mode: cudnn.benchmark off and deterministic algorithms; benchmark mode: on."""
+    import torch
+    torch.manual_seed(0)
+    if MODE == "benchmark":
+        torch.backends.cudnn.benchmark = True
+    else:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(True)
+    return torch
+
+
+def _bytes(x):
+    if hasattr(x, "detach"):  # torch
+        return x.detach().float().cpu().numpy().tobytes()
+    if hasattr(x, "get"):  # cupy
+        return x.get().tobytes()
+    try:
+        import numpy as np
+        return np.asarray(x).tobytes()
+    except Exception:  # plain python numbers
+        return repr(x).encode()
+
+
+def step_done(i, *results):
+    h = hashlib.sha256()
+    for r in results:
+        h.update(_bytes(r))
+    _digests.append(h.hexdigest()[:16])
+    now = time.perf_counter()
+    if _last[0] is not None:
+        _times.append((now - _last[0]) * 1e3)
+    _last[0] = now
+
+
+def mark_loop_start():
+    """Set-up is over: step times count from here."""
+    _last[0] = time.perf_counter()
+
+
+@atexit.register
+def _report():
+    steady = sorted(_times[len(_times) // 4:]) or [0.0]
+    total = hashlib.sha256("".join(_digests).encode()).hexdigest()[:16]
+    print("CORPUS " + json.dumps({"digest": total, "steps": len(_digests), "step_digests": _digests,
+                                  "median_ms": steady[len(steady) // 2], "mode": MODE}), flush=True)
