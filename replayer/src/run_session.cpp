@@ -74,6 +74,13 @@ std::size_t RunSession::add(RecordingSetup setup) {
   r->last_begun = calls_seen();
   r->rank = ++rank_clock_;  // the newest is tried first
   if (setup.fingerprint) known_.push_back(setup.fingerprint);
+  if (r->state == RecordingState::Trial && options_.compare_block == 0) {
+    // The trial begins with the program's own iterations: their times are known before the
+    // first replayed one, so a replay that is clearly slower is stopped after one or two.
+    r->comparison->switch_phase();
+    plain_owner_ = recordings_.size();
+    plain_calls_ = r->calls;  // the next call, if it is the first, begins an iteration
+  }
   recordings_.push_back(std::move(r));
   eager_since_begun_.store(0, std::memory_order_relaxed);
   requested_.store(false, std::memory_order_relaxed);
@@ -268,9 +275,10 @@ void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const PhaseTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
-  if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
+  if (plain.iterations < round || replayed.iterations < 1 || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
-  const bool clear = speedup >= 1.25 || speedup < 0.8;
+  // A clear loss ends the trial at once; a clear gain after a round; anything closer after two.
+  const bool clear = speedup < 0.8 || (speedup >= 1.25 && replayed.iterations >= round);
   if (!clear && (plain.iterations < 2 * round || replayed.iterations < 2 * round)) return;
   r.trial_speedup = speedup;
   if (speedup >= options_.min_speedup) {
@@ -311,8 +319,12 @@ bool RunSession::counted_plain(std::uint64_t signature) {
     return false;
   }
   c.iteration_began(clock_(), previous_whole);
-  judge(r);  // may drop it (the plain block then ends; this call is the program's either way)
-  return true;
+  judge(r);  // may decide: dropped (the block ends, the program goes on) or trusted (replay now)
+  if (r.state != RecordingState::Replaying || options_.compare_block > 0) return true;
+  c.switch_phase();
+  plain_owner_.reset();
+  began_by_plain_block_ = true;
+  return false;
 }
 
 void RunSession::on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches) {

@@ -101,7 +101,9 @@ TEST_F(RunSessionTest, ATrustedRecordingReplaysEveryIteration) {
 }
 
 TEST_F(RunSessionTest, CallsThatBeginNoRecordingTakeTheFastPath) {
-  RunSession s = session();
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
   EXPECT_FALSE(s.concerns(sig(1)));  // nothing recorded yet
   EXPECT_TRUE(s.wants_recording());
   s.add(recording("train", train_, log_));
@@ -123,7 +125,8 @@ TEST_F(RunSessionTest, TheTrialKeepsARecordingWhoseReplayIsFaster) {
   EXPECT_EQ(r.state, RecordingState::Replaying);
   ASSERT_TRUE(r.trial_speedup);
   EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
-  // One round was clear (2x): three plain iterations, then replay for good.
+  // The trial begins with a plain block; one round was clear (2x): three plain iterations, then
+  // replay for good.
   EXPECT_EQ(plain, 3u);
   s.finish("end");
   EXPECT_EQ(s.iterations_replayed(), 27u);
@@ -141,10 +144,23 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
   EXPECT_EQ(r.state, RecordingState::Dropped);
   EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
   EXPECT_NE(r.dropped_because.find("0.91x"), std::string::npos) << r.dropped_because;
-  EXPECT_EQ(replayed, 6u);  // two replayed blocks of 3
+  EXPECT_EQ(replayed, 6u);  // two replayed blocks of 3, each after a plain one
   EXPECT_FALSE(s.concerns(sig(9)));
   EXPECT_TRUE(s.wants_recording());  // nothing live: look for another iteration
   EXPECT_TRUE(s.knows(0) == false);
+}
+
+TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterItsFirstTimedIteration) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  replayed_ms_ = 4.0;  // twice as slow: a whole generate() call replayed with many new graph variants
+  s.add(recording("generate", train_, log_));
+  std::size_t replayed = 0;
+  for (int i = 0; i < 20; ++i) replayed += iterate(s, train_) > 0;
+  EXPECT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
+  // Four plain iterations first, then replay until one replayed iteration has been timed.
+  EXPECT_EQ(replayed, 2u);
 }
 
 TEST_F(RunSessionTest, TwoRecordingsSharingTheirFirstCallAreEachReplayedWhenTheProgramAlternates) {
