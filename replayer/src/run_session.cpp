@@ -214,6 +214,8 @@ Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
       active_ = &r;
       return action;
     }
+    // Taken, then issued by nimble when the recording was dropped on this very call: it ran.
+    if (action == Action::Deferred) return action;
   }
   return Action::Run;
 }
@@ -275,10 +277,11 @@ void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const PhaseTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
-  if (plain.iterations < round || replayed.iterations < 1 || replayed.median_ms <= 0) return;
+  if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
-  // A clear loss ends the trial at once; a clear gain after a round; anything closer after two.
-  const bool clear = speedup < 0.8 || (speedup >= 1.25 && replayed.iterations >= round);
+  // A clear result after one round of timed iterations (the first replayed ones still learn:
+  // graph variants, library calls), anything closer after two.
+  const bool clear = speedup < 0.8 || speedup >= 1.25;
   if (!clear && (plain.iterations < 2 * round || replayed.iterations < 2 * round)) return;
   r.trial_speedup = speedup;
   if (speedup >= options_.min_speedup) {
