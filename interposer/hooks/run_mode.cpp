@@ -36,6 +36,7 @@ struct RunState {
   std::vector<replayer::GraphExecutor*> executors;  // per recording, as the session numbers them
   std::vector<trace::json> setups;                  // per recording: what was built
   std::vector<std::string> refusals;                // recorded iterations that could not be replayed, and why
+  bool stepped_aside = false;  // the program launches its own CUDA graphs: nimble run leaves it alone
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
 
@@ -430,6 +431,18 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   InternalScope internal;
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
+  const bool own_graphs = std::any_of(trace.tasks.begin(), trace.tasks.end(), [](const trace::Task& t) { return t.kind == "graph"; });
+  if (own_graphs) {
+    // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile
+    // with reduce-overhead, XLA command buffers), which nimble run does not replay yet: it steps
+    // aside for good rather than keep looking, so the program runs at the idle cost.
+    r.refusals.push_back(recorded.path + ": the iteration launches the program's own CUDA graphs");
+    r.stepped_aside = true;
+    g_running.store(false, std::memory_order_relaxed);
+    say("not replaying " + recorded.path + ": the iteration launches the program's own CUDA graphs (cuGraphLaunch), "
+        "which nimble run does not replay; it steps aside and the program runs as it is.");
+    return false;
+  }
   std::string reason;
   try {
     reason = add_recording(r, std::move(trace), recorded);
@@ -470,7 +483,7 @@ bool run_gave_up() {
   RunState* r = run_state();
   if (!r) return false;
   std::lock_guard<std::mutex> lock(r->mu);
-  return r->session->gave_up();
+  return r->stepped_aside || r->session->gave_up();
 }
 
 bool run_concerns(std::uint64_t signature) {

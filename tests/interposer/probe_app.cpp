@@ -259,6 +259,35 @@ int program(int epochs, int steps, int evals) {
   return 0;
 }
 
+// A program that captures its own CUDA graph once and launches it every iteration, between an
+// input copy and a copy out (as torch.cuda.graph and torch.compile's reduce-overhead do).
+int own_graph(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  CUstream s;
+  cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+  int n = 5;
+  void* scale_args[] = {&a, &b, &n};
+  cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, s, scale_args, nullptr);
+  CUgraph graph;
+  cuStreamEndCapture(s, &graph);
+  CUgraphExec exec;
+  cuGraphInstantiateWithFlags(&exec, graph, 0);
+  for (int i = 0; i < iterations; ++i) {
+    cuMemcpyHtoDAsync(a, host, 1024, s);
+    cuGraphLaunch(exec, s);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, s);
+    cuStreamSynchronize(s);
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // nimble run's cost per call on the CPU: iterations of `kernels` launches (scale and fill
 // alternating; scale's scalar changes every iteration when `changing`), a copy out and a sync,
 // iteration 1 bracketed by cuProfilerStart/Stop. Prints the mean nanoseconds per launch over the
@@ -412,6 +441,7 @@ int main(int argc, char** argv) {
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "program") return program(2, 30, 20);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program\n");
+  if (mode == "own-graph") return own_graph(60);
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph\n");
   return 2;
 }

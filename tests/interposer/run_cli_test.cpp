@@ -281,6 +281,24 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
   EXPECT_NE(a.output.find("only known iterations found; stopped looking"), std::string::npos) << a.output;
 }
 
+// A program whose iteration launches its own CUDA graph: nimble run does not replay those yet, so
+// it steps aside for good (it does not keep looking and recording), says why in one line, and
+// the program's work is what it is without nimble.
+TEST(RunCommand, AProgramLaunchingItsOwnGraphsIsLeftAloneWithTheReason) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "-o", dir + "/g.json", "--", probe_path(),
+                                                      "own-graph"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the iteration launches the program's own CUDA graphs (cuGraphLaunch)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nimble run: nothing was replayed: " + dir + "/g.json: the iteration launches the program's own"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/g.2.json"));  // recorded once, then left alone
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("own-graph", {"FAKE_DRIVER_GRAPHS=1"}).output));
+  EXPECT_EQ(counts(r.output).at("graph_launches"), 60) << r.output;
+}
+
 TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "run", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
