@@ -36,7 +36,12 @@ void add_run_command(CLI::App& app) {
       "are not made (NIMBLE_RUN_SKIP_LIBRARY=0 turns that off). Memory freed inside the iteration\n"
       "must be stream-ordered (PyTorch's default caching allocator, or backend:cudaMallocAsync);\n"
       "cuMemFree there is refused. --compare N measures the speedup inside this process.\n"
-      "See docs/replay.md.");
+      "Programs it has never seen: with the automatic range it keeps watching after the first\n"
+      "recording, records again when the program moves on (TRACE.2.json, ...; up to\n"
+      "NIMBLE_RUN_RECORDINGS=4 kept), and trusts a recording only after a trial in this process\n"
+      "(NIMBLE_RUN_TRIAL=4: blocks of plain and replayed iterations, timed) shows replay is faster;\n"
+      "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
+      "Programs that launch their own CUDA graphs are left alone. See docs/replay.md.");
   cmd->add_option("-o,--output", options->output, "trace file to write (default nimble-trace.json)");
   cmd->add_option("--capture-range", options->capture_range,
                   "auto (default: find the repeating iteration), cudaProfilerApi, or nvtx:NAME")

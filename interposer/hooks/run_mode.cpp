@@ -194,13 +194,17 @@ std::string library_text(const replayer::LibraryMemo& memo) {
     text += line;
   }
   for (const std::string& why : memo.disabled()) text += "nimble run: never skipped again: " + why + "\n";
-  const QueryStats q = query_stats();
-  if (q.answered || q.asked) {
-    std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s\n", q.answered,
-                  q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "");
-    text += line;
-  }
   return text;
+}
+
+// The cuBLASLt heuristics answered from memory: one count for the whole process.
+std::string heuristics_text() {
+  const QueryStats q = query_stats();
+  if (!q.answered && !q.asked) return "";
+  char line[300];
+  std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s\n", q.answered,
+                q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "");
+  return line;
 }
 
 // The recording that replayed most: its graphs, library calls and timings head the summary.
@@ -299,6 +303,7 @@ std::string summary_text(const RunState& r) {
   for (const auto& rec : r.session->recordings()) {
     if (rec->memo) text += library_text(*rec->memo);
   }
+  text += heuristics_text();
   std::size_t main_index = 0;
   const replayer::Recording* main = main_recording(*r.session, &main_index);
   if (main && r.session->options().compare_block > 0 && main->comparison) text += comparison_text(*main->comparison);

@@ -303,7 +303,8 @@ TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "run", "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* text : {"--piece", "--max-streams", "--compare", "mismatch", "TRACE.run.json", "caching allocator",
-                           "NIMBLE_RUN_SKIP_LIBRARY", "cudaMallocAsync"}) {
+                           "NIMBLE_RUN_SKIP_LIBRARY", "cudaMallocAsync", "NIMBLE_RUN_TRIAL", "NIMBLE_RUN_RECORDINGS",
+                           "TRACE.2.json", "own CUDA graphs"}) {
     EXPECT_NE(r.output.find(text), std::string::npos) << text << " in " << r.output;
   }
 }
