@@ -74,13 +74,9 @@ std::size_t RunSession::add(RecordingSetup setup) {
   r->last_begun = calls_seen();
   r->rank = ++rank_clock_;  // the newest is tried first
   if (setup.fingerprint) known_.push_back(setup.fingerprint);
-  if (r->state == RecordingState::Trial && options_.compare_block == 0) {
-    // The trial begins with the program's own iterations: their times are known before the
-    // first replayed one, so a replay that is clearly slower is stopped after one or two.
-    r->comparison->switch_phase();
-    plain_owner_ = recordings_.size();
-    plain_calls_ = r->calls;  // the next call, if it is the first, begins an iteration
-  }
+  // The first replayed iterations learn (graph variants for changing arguments, library calls
+  // seen twice before they are skipped): the trial times the ones after a block of them.
+  if (r->state == RecordingState::Trial && options_.compare_block == 0) r->warmup_left = options_.trial_block;
   recordings_.push_back(std::move(r));
   eager_since_begun_.store(0, std::memory_order_relaxed);
   requested_.store(false, std::memory_order_relaxed);
@@ -183,6 +179,16 @@ void RunSession::settle() {
   r.rank = ++rank_clock_;
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
+  if (r.warmup_left > 0 && --r.warmup_left == 0 && r.state == RecordingState::Trial) {
+    // Warmed up: the trial begins with a block of the program's own iterations.
+    r.comparison->switch_phase();
+    for (std::size_t i = 0; i < recordings_.size(); ++i) {
+      if (recordings_[i].get() == &r) plain_owner_ = i;
+    }
+    plain_calls_ = r.calls;
+    return;
+  }
+  if (r.warmup_left > 0) return;
   const bool measuring = r.state == RecordingState::Trial || options_.compare_block > 0;
   if (!r.comparison || r.state == RecordingState::Dropped || !measuring) return;
   Comparison& c = *r.comparison;
@@ -265,7 +271,7 @@ void RunSession::after_failures(Recording& r) {
 }
 
 void RunSession::iteration_began(Recording& r, bool previous_whole) {
-  if (!r.comparison || r.state == RecordingState::Dropped) return;
+  if (!r.comparison || r.state == RecordingState::Dropped || r.warmup_left > 0) return;
   Comparison& c = *r.comparison;
   c.iteration_began(clock_(), previous_whole);
   judge(r);

@@ -125,8 +125,8 @@ TEST_F(RunSessionTest, TheTrialKeepsARecordingWhoseReplayIsFaster) {
   EXPECT_EQ(r.state, RecordingState::Replaying);
   ASSERT_TRUE(r.trial_speedup);
   EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
-  // The trial begins with a plain block; one round was clear (2x): three plain iterations, then
-  // replay for good.
+  // A replayed block warms up, the trial then begins with a plain block; one round was clear
+  // (2x): three plain iterations, then replay for good.
   EXPECT_EQ(plain, 3u);
   s.finish("end");
   EXPECT_EQ(s.iterations_replayed(), 27u);
@@ -144,13 +144,13 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
   EXPECT_EQ(r.state, RecordingState::Dropped);
   EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
   EXPECT_NE(r.dropped_because.find("0.91x"), std::string::npos) << r.dropped_because;
-  EXPECT_EQ(replayed, 6u);  // two replayed blocks of 3, each after a plain one
+  EXPECT_EQ(replayed, 9u);  // a block of 3 to warm up, then two timed blocks of 3, each after a plain one
   EXPECT_FALSE(s.concerns(sig(9)));
   EXPECT_TRUE(s.wants_recording());  // nothing live: look for another iteration
   EXPECT_TRUE(s.knows(0) == false);
 }
 
-TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterItsFirstTimedIteration) {
+TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterOneTimedRound) {
   RunOptions o;
   o.trial_block = 4;
   RunSession s = session(o);
@@ -159,8 +159,8 @@ TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterItsFirstTimedIteration)
   std::size_t replayed = 0;
   for (int i = 0; i < 20; ++i) replayed += iterate(s, train_) > 0;
   EXPECT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
-  // Four plain iterations first, then a replayed block of four (three timed).
-  EXPECT_EQ(replayed, 4u);
+  // Four replayed iterations to warm up (untimed), four plain ones, four replayed (three timed).
+  EXPECT_EQ(replayed, 8u);
 }
 
 TEST_F(RunSessionTest, TwoRecordingsSharingTheirFirstCallAreEachReplayedWhenTheProgramAlternates) {

@@ -98,10 +98,9 @@ TEST(Robustness, HundredMegabyteTraceLoadsFast) {
   const double seconds = cpu_seconds() - start;
   ASSERT_TRUE(r.trace) << dump(r.diagnostics);
   EXPECT_EQ(r.trace->tasks.size(), static_cast<std::size_t>(n));
-  // About 1.3 s of CPU on an idle machine for 540,000 tasks, but 4.0-4.3 s were seen on the
-  // 2-core CI machine (2026-11-25); four times the usual budget still catches an accidental
-  // quadratic step, which would take minutes.
-  EXPECT_LT(seconds, 4 * fast_budget_seconds());
+  // About 1.3 s of CPU on an idle machine for 540,000 tasks; twice the usual budget leaves room
+  // for a CI machine busy with other builds (an accidental quadratic step would take minutes).
+  EXPECT_LT(seconds, 2 * fast_budget_seconds());
 
   // The same file cut short: the error is found at the end, just as fast.
   const double again = cpu_seconds();

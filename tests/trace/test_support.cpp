@@ -71,7 +71,10 @@ double fast_budget_seconds() {
 #if defined(__SANITIZE_ADDRESS__)
   return 60.0;  // sanitizer builds check memory, not speed
 #elif defined(NDEBUG)
-  return 2.0;
+  // 2 s was too tight on the 2-core CI machine while another test ran beside (4.0-4.3 s of CPU
+  // seen for the 100 MB trace, 3.5 s for millions of keys, 2026-11-25); a quadratic step would
+  // still take minutes.
+  return 4.0;
 #else
   return 10.0;
 #endif

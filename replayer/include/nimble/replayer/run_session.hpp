@@ -81,6 +81,7 @@ struct Recording {
   std::optional<double> trial_speedup;  // plain / replayed medians when the trial decided
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
+  std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
 };
 
