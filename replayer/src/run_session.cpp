@@ -92,13 +92,14 @@ void RunSession::reject(std::uint64_t fingerprint) {
   if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   ++dropped_;
   requested_.store(false, std::memory_order_relaxed);  // the search goes on
+  publish();
 }
 
+// Lock-free (passed_by calls it): only atomics that publish() keeps.
 bool RunSession::wants_recording() const {
-  if (gave_up()) return false;
-  const bool live = std::any_of(recordings_.begin(), recordings_.end(),
-                                [](const auto& r) { return r->state != RecordingState::Dropped; });
-  return !live || eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed);
+  if (gave_up_.load(std::memory_order_relaxed)) return false;
+  return live_.load(std::memory_order_relaxed) == 0 ||
+         eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed);
 }
 
 // What the hooks read without the lock. Only live recordings can begin an iteration.
@@ -109,6 +110,8 @@ void RunSession::publish() {
       first_signatures_[k++].store(r->first_signature, std::memory_order_relaxed);
     }
   }
+  live_.store(k, std::memory_order_relaxed);
+  gave_up_.store(gave_up(), std::memory_order_relaxed);
   for (; k < kMaxRecordings; ++k) first_signatures_[k].store(0, std::memory_order_relaxed);
   engaged_.store(active_ != nullptr || plain_owner_.has_value(), std::memory_order_relaxed);
   stale_after_.store(stale_after(), std::memory_order_relaxed);

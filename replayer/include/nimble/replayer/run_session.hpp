@@ -176,6 +176,8 @@ class RunSession {
   std::atomic<std::size_t> eager_since_begun_{0};
   std::atomic<std::size_t> stale_after_{1024};
   std::atomic<bool> requested_{false};
+  std::atomic<std::size_t> live_{0};  // recordings not dropped
+  std::atomic<bool> gave_up_{false};
 };
 
 }  // namespace nimble::replayer
