@@ -87,7 +87,7 @@ CUresult on_stream_synchronize(H h, PFN_cuStreamSynchronize_v2000 real, CUstream
 CUresult on_stream_query(H h, PFN_cuStreamQuery_v2000 real, CUstream stream) {
   if (running()) short_circuit_host_visible("queried a stream");
   const CUresult r = real(stream);
-  if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Stream, as_u64(stream), h.stream);
+  if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Stream, as_u64(stream), h.stream, /*polled=*/true);
   return r;
 }
 
@@ -115,7 +115,7 @@ CUresult on_event_synchronize(H h, PFN_cuEventSynchronize_v2000 real, CUevent ev
 CUresult on_event_query(H h, PFN_cuEventQuery_v2000 real, CUevent event) {
   if (running()) short_circuit_host_visible("queried an event");
   const CUresult r = real(event);
-  if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Event, as_u64(event), h.stream);
+  if (r == CUDA_SUCCESS && should_record()) submit_sync(h, SyncKind::Event, as_u64(event), h.stream, /*polled=*/true);
   return r;
 }
 

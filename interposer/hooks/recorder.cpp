@@ -178,7 +178,7 @@ void run_watch_again() {
 }
 
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
-                 StreamVariant variant) {
+                 StreamVariant variant, bool polled) {
   if (!tasks_matter()) return;
   try {
     RecorderState& s = state();
@@ -187,7 +187,7 @@ void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
     // Event handles come from pools and change between iterations; stream handles do not.
     const std::uint64_t sig = signature_of("sync", hash_string(hook.base),
                                            kind == SyncKind::Stream ? handle : 0);
-    s.capture->before_task(sig, /*host_sync=*/true, /*kernel=*/false);
+    if (!polled) s.capture->before_task(sig, /*host_sync=*/true, /*kernel=*/false);
     if (s.engine->capturing()) {
       const deps::ThreadId tid = current_thread();
       switch (kind) {
@@ -203,7 +203,7 @@ void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
           break;
       }
     }
-    s.capture->after_task();
+    if (!polled) s.capture->after_task();
   } catch (const std::exception& e) {
     disable_after_error(e.what());
   } catch (...) {

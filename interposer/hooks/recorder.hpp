@@ -82,8 +82,10 @@ bool run_window_opens(const TaskCall& call);
 void run_watch_again();
 
 enum class SyncKind { Stream, Event, Context };
-// A host synchronisation that completed: the host saw the named work finish.
-void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle, StreamVariant variant);
+// A host synchronisation that completed: the host saw the named work finish. `polled`: a query
+// that reported completion; how many of those a program makes depends on timing (XLA polls its
+// streams), so the automatic range does not count them, while the window still records them.
+void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle, StreamVariant variant, bool polled = false);
 
 class CaptureControl;
 // Runs `action` on the capture control under the recorder's lock (profiler and NVTX ranges).

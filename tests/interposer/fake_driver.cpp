@@ -236,6 +236,7 @@ CUresult cuEventCreate(CUevent* e, unsigned) {
 CUresult cuEventRecord(CUevent, CUstream) { called("cuEventRecord"); return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { called("cuStreamWaitEvent"); return CUDA_SUCCESS; }
 CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
+CUresult cuStreamQuery(CUstream) { called("cuStreamQuery"); return CUDA_SUCCESS; }  // always complete
 CUresult cuCtxSynchronize() { called("cuCtxSynchronize"); return CUDA_SUCCESS; }
 CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* s) {
   *s = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -280,6 +281,7 @@ const Entry kEntries[] = {
     E("cuEventRecord", 2000, false, cuEventRecord),
     E("cuStreamWaitEvent", 3020, false, cuStreamWaitEvent),
     E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
+    E("cuStreamQuery", 2000, false, cuStreamQuery),
     E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),
     E("cuStreamIsCapturing", 10000, false, cuStreamIsCapturing),
     E("cuProfilerStart", 4000, false, cuProfilerStart),

@@ -142,6 +142,29 @@ int record(int iterations, bool bracket) {
   return 0;
 }
 
+// The automatic range on a program that polls its stream a varying number of times per iteration
+// (as XLA does): each completed query is a host synchronisation, but their number depends on
+// timing. Iterations of `record`'s kind with 0, 1 or 2 queries after them, in an order with no
+// three equal blocks in a row (so the queries cannot form a period of their own).
+int polled(int iterations) {
+  static const int queries[16] = {0, 2, 1, 0, 0, 1, 2, 2, 0, 1, 1, 2, 0, 0, 2, 1};
+  CUstream s1, s2;
+  CUevent e;
+  cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+  cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
+  cuEventCreate(&e, 0);
+  CUdeviceptr a, b, c;
+  cuMemAlloc(&a, 1024);
+  cuMemAlloc(&b, 1024);
+  cuMemAlloc(&c, 1024);
+  static float host[256];
+  for (int i = 0; i < iterations; ++i) {
+    iteration(s1, s2, e, a, b, c, host);
+    for (int q = 0; q < queries[i % 16]; ++q) cuStreamQuery(s1);
+  }
+  return 0;
+}
+
 int exit_while_open() {
   CUstream s;
   cuStreamCreate(&s, 0);
@@ -431,6 +454,7 @@ int main(int argc, char** argv) {
   if (mode == "funnel") return funnel();
   if (mode == "record") return record(3, true);
   if (mode == "auto") return record(12, false);
+  if (mode == "polled") return polled(16);
   if (mode == "exit-open") return exit_while_open();
   if (mode == "fork") return fork_child_does_not_write();
   if (mode == "bench") return bench();
