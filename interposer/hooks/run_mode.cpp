@@ -573,9 +573,7 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   const std::optional<std::size_t> site = active->memo->site_at(sc.position(), symbol);
   if (!site) return turn;
   InternalScope internal;
-  for (std::size_t i = 0; i < r.session->recordings().size(); ++i) {
-    if (r.session->recordings()[i].get() == active) turn.recording = i;
-  }
+  turn.recording = r.session->index_of(*active);
   const replayer::LibraryDecision decision = active->memo->decide(*site, key);
   if (!decision.skip) {
     turn.observe = true;

@@ -80,7 +80,7 @@ std::size_t RunSession::add(RecordingSetup setup) {
   recordings_.push_back(std::move(r));
   eager_since_begun_.store(0, std::memory_order_relaxed);
   requested_.store(false, std::memory_order_relaxed);
-  publish();
+  publish_recordings();
   return recordings_.size() - 1;
 }
 
@@ -92,18 +92,24 @@ void RunSession::reject(std::uint64_t fingerprint) {
   if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   ++dropped_;
   requested_.store(false, std::memory_order_relaxed);  // the search goes on
-  publish();
+  publish_recordings();
 }
 
-// Lock-free (passed_by calls it): only atomics that publish() keeps.
+// Lock-free (passed_by calls it): only atomics that publish_recordings() keeps.
 bool RunSession::wants_recording() const {
   if (gave_up_.load(std::memory_order_relaxed)) return false;
   return live_.load(std::memory_order_relaxed) == 0 ||
          eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed);
 }
 
-// What the hooks read without the lock. Only live recordings can begin an iteration.
+// What the hooks read without the lock, after every call: whether anything is under way.
 void RunSession::publish() {
+  engaged_.store(active_ != nullptr || plain_owner_.has_value(), std::memory_order_relaxed);
+}
+
+// And what changes only when a recording is added, dropped or refused. Only live recordings can
+// begin an iteration.
+void RunSession::publish_recordings() {
   std::size_t k = 0;
   for (const auto& r : recordings_) {
     if (r->state != RecordingState::Dropped && k < kMaxRecordings) {
@@ -111,10 +117,10 @@ void RunSession::publish() {
     }
   }
   live_.store(k, std::memory_order_relaxed);
-  gave_up_.store(gave_up(), std::memory_order_relaxed);
   for (; k < kMaxRecordings; ++k) first_signatures_[k].store(0, std::memory_order_relaxed);
-  engaged_.store(active_ != nullptr || plain_owner_.has_value(), std::memory_order_relaxed);
+  gave_up_.store(gave_up(), std::memory_order_relaxed);
   stale_after_.store(stale_after(), std::memory_order_relaxed);
+  publish();
 }
 
 bool RunSession::concerns(std::uint64_t signature) const {
@@ -183,24 +189,28 @@ void RunSession::settle() {
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
   if (r.warmup_left > 0 && --r.warmup_left == 0 && r.state == RecordingState::Trial) {
-    // Warmed up: the trial begins with a block of the program's own iterations.
-    r.comparison->switch_phase();
-    for (std::size_t i = 0; i < recordings_.size(); ++i) {
-      if (recordings_[i].get() == &r) plain_owner_ = i;
-    }
-    plain_calls_ = r.calls;
+    start_plain_block(r);  // warmed up: the trial begins with a block of the program's own iterations
     return;
   }
-  if (r.warmup_left > 0) return;
-  const bool measuring = r.state == RecordingState::Trial || options_.compare_block > 0;
-  if (!r.comparison || r.state == RecordingState::Dropped || !measuring) return;
-  Comparison& c = *r.comparison;
-  if (c.phase() != Phase::Replay || !c.block_done()) return;
-  c.switch_phase();
-  for (std::size_t i = 0; i < recordings_.size(); ++i) {
-    if (recordings_[i].get() == &r) plain_owner_ = i;
-  }
+  if (r.warmup_left > 0 || !r.comparison || r.state == RecordingState::Dropped || !measuring(r)) return;
+  if (r.comparison->phase() == Phase::Replay && r.comparison->block_done()) start_plain_block(r);
+}
+
+void RunSession::start_plain_block(Recording& r) {
+  r.comparison->switch_phase();
+  plain_owner_ = index_of(r);
   plain_calls_ = r.calls;  // the next call, if it is the first, begins an iteration
+}
+
+bool RunSession::measuring(const Recording& r) const {
+  return r.state == RecordingState::Trial || options_.compare_block > 0;
+}
+
+std::size_t RunSession::index_of(const Recording& r) const {
+  for (std::size_t i = 0; i < recordings_.size(); ++i) {
+    if (recordings_[i].get() == &r) return i;
+  }
+  throw std::logic_error("a recording this session does not hold");
 }
 
 // No iteration under way: the live recordings whose first call this could be, most recently
@@ -237,13 +247,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   const std::size_t started = sc.iterations_started();
   const std::size_t failed = failures(sc.summary());
   const std::size_t replayed = sc.summary().iterations_replayed;
-  Action action = Action::Run;
-  try {
-    action = sc.on_call(std::move(call));
-  } catch (const std::exception& e) {
-    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
-    throw;
-  }
+  const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
   if (sc.iterations_started() > started) {
     r.last_begun = calls_seen();
@@ -319,8 +323,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   plain_calls_ = 1;
   r.last_begun = calls_seen();
   eager_since_begun_.store(0, std::memory_order_relaxed);
-  const bool keep_plain = r.state == RecordingState::Trial || options_.compare_block > 0;
-  if (c.block_done() || !keep_plain) {
+  if (c.block_done() || !measuring(r)) {
     // This iteration is to be replayed: it is timed from here, and the trial may decide first.
     c.switch_phase();
     c.iteration_began(clock_(), previous_whole);
@@ -342,12 +345,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
 void RunSession::on_skipped_call(const std::vector<std::vector<ArgPatch>>& patches) {
   if (!active_) throw std::logic_error("a skipped library call with no recorded iteration under way");
   Recording& r = *active_;
-  try {
-    r.short_circuit->on_skipped_call(patches);
-  } catch (const std::exception& e) {
-    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
-    throw;
-  }
+  dropping_on_failure(r, [&] { r.short_circuit->on_skipped_call(patches); });
   settle();
   publish();
 }
@@ -356,12 +354,7 @@ void RunSession::on_host_visible_point(const std::string& what) {
   if (!active_) return;
   Recording& r = *active_;
   const std::size_t failed = failures(r.short_circuit->summary());
-  try {
-    r.short_circuit->on_host_visible_point(what);
-  } catch (const std::exception& e) {
-    drop(r, std::string("issuing its held-back calls failed: ") + e.what());
-    throw;
-  }
+  dropping_on_failure(r, [&] { r.short_circuit->on_host_visible_point(what); });
   if (failures(r.short_circuit->summary()) > failed) after_failures(r);
   settle();
   publish();
@@ -406,10 +399,8 @@ void RunSession::drop(Recording& r, const std::string& why) {
   } else {
     r.short_circuit->finish(why);
   }
-  for (std::size_t i = 0; i < recordings_.size(); ++i) {
-    if (recordings_[i].get() == &r && plain_owner_ == i) plain_owner_.reset();
-  }
-  publish();
+  if (plain_owner_ == index_of(r)) plain_owner_.reset();
+  publish_recordings();
 }
 
 std::size_t RunSession::iterations_replayed() const {

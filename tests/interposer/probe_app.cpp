@@ -123,7 +123,9 @@ void iteration(CUstream s1, CUstream s2, CUevent e, CUdeviceptr a, CUdeviceptr b
   cuStreamSynchronize(s1);
 }
 
-int record(int iterations, bool bracket) {
+// `iterations` of iteration(); with `bracket`, the last between cuProfilerStart/Stop; with
+// `queries`, that many completed cuStreamQuery calls after iteration i (queries[i % 16]).
+int record(int iterations, bool bracket, const int* queries = nullptr) {
   CUstream s1, s2;
   CUevent e;
   cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
@@ -138,6 +140,7 @@ int record(int iterations, bool bracket) {
     if (bracket && i == iterations - 1) cuProfilerStart();
     iteration(s1, s2, e, a, b, c, host);
     if (bracket && i == iterations - 1) cuProfilerStop();
+    for (int q = 0; queries && q < queries[i % 16]; ++q) cuStreamQuery(s1);
   }
   return 0;
 }
@@ -148,21 +151,7 @@ int record(int iterations, bool bracket) {
 // three equal blocks in a row (so the queries cannot form a period of their own).
 int polled(int iterations) {
   static const int queries[16] = {0, 2, 1, 0, 0, 1, 2, 2, 0, 1, 1, 2, 0, 0, 2, 1};
-  CUstream s1, s2;
-  CUevent e;
-  cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
-  cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
-  cuEventCreate(&e, 0);
-  CUdeviceptr a, b, c;
-  cuMemAlloc(&a, 1024);
-  cuMemAlloc(&b, 1024);
-  cuMemAlloc(&c, 1024);
-  static float host[256];
-  for (int i = 0; i < iterations; ++i) {
-    iteration(s1, s2, e, a, b, c, host);
-    for (int q = 0; q < queries[i % 16]; ++q) cuStreamQuery(s1);
-  }
-  return 0;
+  return record(iterations, false, queries);
 }
 
 int exit_while_open() {

@@ -138,14 +138,29 @@ class RunSession {
   std::size_t calls_seen() const { return calls_.load(std::memory_order_relaxed); }
 
   const std::vector<std::unique_ptr<Recording>>& recordings() const { return recordings_; }
+  std::size_t index_of(const Recording& r) const;  // in recordings()
   const RunOptions& options() const { return options_; }
   std::size_t iterations_replayed() const;
   std::string summary_text() const;
 
  private:
   void drop(Recording& r, const std::string& why);
+  // Runs `step` on r's short-circuit; when issuing or launching fails there, r is dropped and
+  // the error goes on to the hooks (which stop replay).
+  template <class Step>
+  auto dropping_on_failure(Recording& r, Step&& step) -> decltype(step()) {
+    try {
+      return step();
+    } catch (const std::exception& e) {
+      drop(r, std::string("issuing its held-back calls failed: ") + e.what());
+      throw;
+    }
+  }
   void publish();
+  void publish_recordings();
   void settle();
+  void start_plain_block(Recording& r);
+  bool measuring(const Recording& r) const;  // a trial, or --compare: plain blocks alternate
   Action offer(std::uint64_t signature, GpuCall&& call);
   Action through(Recording& r, GpuCall&& call);
   bool counted_plain(std::uint64_t signature);
