@@ -38,6 +38,7 @@ const char* label(Why why) {
     case Why::MemRAW: return "memory RAW";
     case Why::MemWAR: return "memory WAR";
     case Why::MemWAW: return "memory WAW";
+    case Why::Graph: return "graph";
   }
   return "unknown";
 }

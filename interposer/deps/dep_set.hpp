@@ -19,6 +19,7 @@ enum class Why : std::uint8_t {
   MemRAW,
   MemWAR,
   MemWAW,
+  Graph,          // an edge of the program's own CUDA graph
 };
 
 inline bool is_memory(Why why) {

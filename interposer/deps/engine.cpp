@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "allocations.hpp"
@@ -31,6 +32,10 @@ struct Engine::State {
   detail::AllocationTable allocations;
   detail::MemoryState memory;
   std::vector<TaskRecord> tasks;
+  // Stream ids for the nodes of program graph launches, apart from the streams' own.
+  detail::StreamId next_graph_stream = detail::StreamId{1} << 62;
+
+  trace::TaskId graph_launch(TaskEvent launch);
 
   trace::TaskId next_task() const {
     return capturing ? static_cast<trace::TaskId>(tasks.size()) : kNoTask;
@@ -146,26 +151,27 @@ void Engine::host_synced_context(ThreadId thread, const std::string& api) {
   });
 }
 
-trace::TaskId Engine::task(TaskEvent event) {
-  std::lock_guard lock(state_->mutex);
-  State& st = *state_;
-  if (!st.capturing) return kNoTask;
-  const auto id = static_cast<trace::TaskId>(st.tasks.size());
-  StreamInfo& stream = st.order.resolve(event.stream, event.thread);
+namespace {
 
-  TaskRecord rec;
+// A task's accesses as the memory state and the trace see them.
+struct TaskMemory {
   std::vector<RangeAccess> ranges;
   std::optional<Access> everything;
-  ranges.reserve(event.accesses.size());
-  rec.mem.reserve(event.accesses.size());
-  for (const MemAccess& a : event.accesses) {
+  std::vector<AccessRecord> shown;
+};
+
+TaskMemory task_memory(const std::vector<MemAccess>& accesses, const detail::AllocationTable& allocations) {
+  TaskMemory m;
+  m.ranges.reserve(accesses.size());
+  m.shown.reserve(accesses.size());
+  for (const MemAccess& a : accesses) {
     if (a.everything) {
-      everything = combine(everything, a.mode);
-      rec.mem.push_back(AccessRecord{true, a.mode, -1, 0, 0});
+      m.everything = combine(m.everything, a.mode);
+      m.shown.push_back(AccessRecord{true, a.mode, -1, 0, 0});
       continue;
     }
     if (a.size == 0) continue;
-    const AllocRecord* alloc = st.allocations.find(a.addr);
+    const AllocRecord* alloc = allocations.find(a.addr);
     const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
     const std::uint64_t hi = a.size > max - a.addr ? max : a.addr + a.size;
     RangeAccess range{a.addr, hi, a.mode, -1, 0};
@@ -175,26 +181,101 @@ trace::TaskId Engine::task(TaskEvent event) {
       range.alloc_base = alloc->addr;
       shown.offset = a.addr - alloc->addr;
     }
-    ranges.push_back(range);
-    rec.mem.push_back(shown);
+    m.ranges.push_back(range);
+    m.shown.push_back(shown);
   }
+  return m;
+}
+
+TaskRecord record_of(TaskEvent& event, int stream, TaskMemory& memory, DepCollector& deps) {
+  TaskRecord rec;
+  rec.kind = std::move(event.kind);
+  rec.stream = stream;
+  rec.thread = event.thread;
+  rec.deps = deps.finish();
+  rec.mem = std::move(memory.shown);
+  rec.detail = std::move(event.detail);
+  return rec;
+}
+
+}  // namespace
+
+trace::TaskId Engine::task(TaskEvent event) {
+  std::lock_guard lock(state_->mutex);
+  State& st = *state_;
+  if (!st.capturing) return kNoTask;
+  if (event.kind == kGraphLaunchKind) return st.graph_launch(std::move(event));
+  const auto id = static_cast<trace::TaskId>(st.tasks.size());
+  StreamInfo& stream = st.order.resolve(event.stream, event.thread);
+  TaskMemory memory = task_memory(event.accesses, st.allocations);
 
   // Under the Memory policy a task whose accesses are all known is ordered against the other
   // such tasks of its stream by memory conflicts only (docs/dependencies.md).
-  const bool relaxable = st.order.policy() == StreamOrderPolicy::Memory && !everything &&
+  const bool relaxable = st.order.policy() == StreamOrderPolicy::Memory && !memory.everything &&
                          relaxable_kind(event.kind);
   DepCollector deps;
   st.order.task_deps(stream, relaxable, deps);
   st.order.task_issued(stream, id, relaxable);
-  st.memory.record(id, stream.id, stream.epoch, ranges, everything, deps);
-
-  rec.kind = std::move(event.kind);
-  rec.stream = st.order.trace_index(stream);
-  rec.thread = event.thread;
-  rec.deps = deps.finish();
-  rec.detail = std::move(event.detail);
-  st.tasks.push_back(std::move(rec));
+  st.memory.record(id, stream.id, stream.epoch, memory.ranges, memory.everything, deps);
+  st.tasks.push_back(record_of(event, st.order.trace_index(stream), memory, deps));
   return id;
+}
+
+trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
+  for (std::size_t i = 0; i < launch.graph_nodes.size(); ++i) {
+    for (std::size_t p : launch.graph_nodes[i].preds) {
+      if (p >= i) throw std::logic_error("graph node " + std::to_string(i) + " follows a later node " + std::to_string(p));
+    }
+  }
+  StreamInfo& stream = order.resolve(launch.stream, launch.thread);
+  for (const GraphNodeEvent& node : launch.graph_nodes) {
+    for (EventHandle e : node.waits) order.stream_waited(stream, e);
+  }
+  // What the stream's next task would wait for: the nodes without predecessors wait for it.
+  DepCollector before;
+  order.task_deps(stream, /*relaxable=*/false, before);
+  const std::vector<detail::Dep> earlier = before.finish();
+  const int stream_index = order.trace_index(stream);
+  // The nodes are not ordered by the stream among themselves: they share a stream id of their
+  // own, so the memory state never takes two of them (or a later task of the launch's stream)
+  // as ordered by stream bookkeeping.
+  const detail::StreamId nodes_stream = next_graph_stream++;
+  const auto first = static_cast<trace::TaskId>(tasks.size());
+  const auto launch_id = first + static_cast<trace::TaskId>(launch.graph_nodes.size());
+  DepCollector launch_deps;
+  for (std::size_t i = 0; i < launch.graph_nodes.size(); ++i) {
+    GraphNodeEvent& node = launch.graph_nodes[i];
+    const auto id = first + static_cast<trace::TaskId>(i);
+    DepCollector deps;
+    if (node.preds.empty()) {
+      for (const detail::Dep& d : earlier) {
+        for (const detail::Reason& r : d.reasons) deps.add(d.task, r);
+      }
+    }
+    for (std::size_t p : node.preds) {
+      deps.add(first + static_cast<trace::TaskId>(p), detail::Why::Graph);
+    }
+    TaskMemory mem = task_memory(node.task.accesses, allocations);
+    memory.record(id, nodes_stream, /*epoch=*/0, mem.ranges, mem.everything, deps);
+    node.task.thread = launch.thread;
+    node.task.detail["graph_launch"] = launch_id;
+    node.task.detail["graph_node"] = i;
+    tasks.push_back(record_of(node.task, stream_index, mem, deps));
+    launch_deps.add(id, detail::Why::Graph);
+  }
+  if (launch.graph_nodes.empty()) {
+    for (const detail::Dep& d : earlier) {
+      for (const detail::Reason& r : d.reasons) launch_deps.add(d.task, r);
+    }
+  }
+  order.task_issued(stream, launch_id, /*relaxable=*/false);
+  TaskMemory none;
+  launch.detail["graph_nodes"] = launch.graph_nodes.size();
+  tasks.push_back(record_of(launch, stream_index, none, launch_deps));
+  for (const GraphNodeEvent& node : launch.graph_nodes) {
+    for (EventHandle e : node.records) order.event_recorded(e, stream);
+  }
+  return launch_id;
 }
 
 std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,

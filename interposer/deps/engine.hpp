@@ -69,14 +69,31 @@ struct ParamLayout {
 
 enum class AllocKind { Device, Async, Mapped, Managed, Host, ModuleGlobal };
 
+struct GraphNodeEvent;
+
+// The kind of a program graph launch whose nodes are recorded (TaskEvent::graph_nodes); "graph"
+// is a launch whose nodes nimble could not see (one opaque task touching everything).
+inline constexpr const char* kGraphLaunchKind = "graph_launch";
+
 // A GPU task as the hook layer saw it. `detail` holds the kind-specific trace fields
 // (name, grid, block, args, copy direction, library call, ...) and is copied into the trace task.
 struct TaskEvent {
-  std::string kind;  // "kernel", "memcpy", "memset", "graph", ...
+  std::string kind;  // "kernel", "memcpy", "memset", "graph", "graph_launch", ...
   StreamHandle stream = kLegacyStream;
   ThreadId thread = 0;
   std::vector<MemAccess> accesses;
   trace::json detail = trace::json::object();
+  // kind "graph_launch": the graph's nodes, in a topological order.
+  std::vector<GraphNodeEvent> graph_nodes;
+};
+
+// One node of a program graph as it ran (child graphs flattened, empty and disabled nodes left
+// out, their edges passed on). Its stream and thread are the launch's.
+struct GraphNodeEvent {
+  TaskEvent task;
+  std::vector<std::size_t> preds;  // earlier nodes (indices) it follows: the graph's edges
+  std::vector<EventHandle> records;  // event record nodes: the events it records
+  std::vector<EventHandle> waits;    // event wait nodes: the events it waits for
 };
 
 class Engine {
@@ -112,6 +129,13 @@ class Engine {
   // "memcpy" or "memset" task without an `everything` access is relaxable: `accesses` must then
   // list every byte range it touches, host memory of copies included.
   trace::TaskId task(TaskEvent event);
+  //
+  // A "graph_launch" event becomes one task per node followed by the launch itself: a node
+  // depends on its graph predecessors (reason "graph"), a node without any on the stream's
+  // earlier work (as the next task of the stream would), every node on memory conflicts with
+  // earlier tasks, and the launch task on all nodes; it then stands for them on its stream.
+  // Events recorded inside the graph capture the whole launch; events waited for inside it
+  // are waited for before its first node (both only ever add order). Returns the launch's id.
 
   // Resolve pointers found in kernel argument bytes against tracked allocations.
   // Every 8-byte aligned word inside each parameter that lands in a live allocation yields an
