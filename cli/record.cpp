@@ -236,7 +236,9 @@ std::string summarize_recording(const trace::Trace& trace) {
   const auto traced = coverage.value("traced_kernels", std::int64_t{-1});
   if (coverage.contains("cupti_kernels") && coverage["cupti_kernels"].is_number()) {
     const auto cupti = coverage["cupti_kernels"].get<std::int64_t>();
+    const auto in_graphs = coverage.value("cupti_graph_kernels", std::int64_t{0});
     out << "  coverage     " << traced << " kernels traced, CUPTI counted " << cupti
+        << (in_graphs > 0 ? " (" + std::to_string(in_graphs) + " as graph nodes)" : std::string())
         << (traced == cupti ? " (complete)" : " (MISSING " + std::to_string(cupti - traced) + ")")
         << "; durations for " << timed << " of " << trace.tasks.size() << " tasks\n";
   } else {

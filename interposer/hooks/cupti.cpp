@@ -42,6 +42,7 @@ struct State {
   bool callbacks_registered = false;
   std::unordered_map<std::uint32_t, Timing> timings;
   std::uint64_t kernel_records = 0;
+  std::uint64_t graph_kernel_records = 0;  // kernels that ran as nodes of a graph launch
   std::uint32_t first_correlation = 0;  // records before the window's first task are not counted
 };
 
@@ -154,6 +155,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+          if (k->graphNodeId != 0) {
+            // A node of a program graph: all nodes of a launch share its correlation id, so
+            // their times cannot be told apart by it (the trace leaves them without duration).
+            if (k->correlationId >= s.first_correlation) ++s.graph_kernel_records;
+            break;
+          }
           s.timings[k->correlationId] = {k->start, k->end};
           if (k->correlationId >= s.first_correlation) ++s.kernel_records;
           break;
@@ -219,6 +226,7 @@ bool start(std::string* why_not) {
     std::lock_guard<std::mutex> lock(s.mu);
     s.timings.clear();
     s.kernel_records = 0;
+    s.graph_kernel_records = 0;
     s.first_correlation = 0;
   }
   if (s.callbacks_registered) {
@@ -234,6 +242,7 @@ void restart_counts(std::uint32_t first_correlation, bool first_is_kernel) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.kernel_records = 0;
+    s.graph_kernel_records = 0;
     s.first_correlation = first_correlation;
   }
   g_launches.store(first_is_kernel && first_correlation != 0 ? 1 : 0, std::memory_order_relaxed);
@@ -268,6 +277,12 @@ std::uint64_t kernel_records() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.kernel_records;
+}
+
+std::uint64_t graph_kernel_records() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.graph_kernel_records;
 }
 
 std::unordered_map<std::uint32_t, Timing> timings() {

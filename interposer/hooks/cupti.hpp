@@ -35,6 +35,9 @@ struct Timing {
 
 std::uint64_t kernel_launches();   // kernel launch calls CUPTI saw inside the window
 std::uint64_t kernel_records();    // kernel activity records collected for the window
+// Kernels that ran as nodes of graph launches inside the window (CUPTI has no launch callback
+// for them: the coverage reference counts their activity records).
+std::uint64_t graph_kernel_records();
 std::unordered_map<std::uint32_t, Timing> timings();  // by correlation id
 
 }  // namespace nimble::hooks::cupti

@@ -25,6 +25,32 @@ CUresult on_get_proc_address_v2(H, PFN_cuGetProcAddress_v12000 real, const char*
                                 void** pfn, int version, cuuint64_t flags,
                                 CUdriverProcAddressQueryResult* status);
 
+// handlers_graph.cpp: the program's own graphs (program_graphs.hpp)
+CUresult on_graph_instantiate_with_flags(H, PFN_cuGraphInstantiateWithFlags_v11040 real, CUgraphExec* exec,
+                                         CUgraph graph, unsigned long long flags);
+CUresult on_graph_instantiate_with_params(H, PFN_cuGraphInstantiateWithParams_v12000 real, CUgraphExec* exec,
+                                          CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params);
+CUresult on_graph_exec_destroy(H, PFN_cuGraphExecDestroy_v10000 real, CUgraphExec exec);
+CUresult on_graph_exec_update(H, PFN_cuGraphExecUpdate_v12000 real, CUgraphExec exec, CUgraph graph,
+                              CUgraphExecUpdateResultInfo* info);
+CUresult on_graph_exec_kernel_node_set_params(H, PFN_cuGraphExecKernelNodeSetParams_v12000 real, CUgraphExec exec,
+                                              CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* params);
+CUresult on_graph_exec_memset_node_set_params(H, PFN_cuGraphExecMemsetNodeSetParams_v10020 real, CUgraphExec exec,
+                                              CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS* params,
+                                              CUcontext ctx);
+CUresult on_graph_exec_memcpy_node_set_params(H, PFN_cuGraphExecMemcpyNodeSetParams_v10020 real, CUgraphExec exec,
+                                              CUgraphNode node, const CUDA_MEMCPY3D* params, CUcontext ctx);
+CUresult on_graph_exec_child_graph_node_set_params(H, PFN_cuGraphExecChildGraphNodeSetParams_v11010 real,
+                                                   CUgraphExec exec, CUgraphNode node, CUgraph child);
+CUresult on_graph_exec_host_node_set_params(H, PFN_cuGraphExecHostNodeSetParams_v10020 real, CUgraphExec exec,
+                                            CUgraphNode node, const CUDA_HOST_NODE_PARAMS* params);
+CUresult on_graph_exec_event_node_set_event(H, PFN_cuGraphExecEventRecordNodeSetEvent_v11010 real,
+                                            CUgraphExec exec, CUgraphNode node, CUevent event);
+CUresult on_graph_node_set_enabled(H, PFN_cuGraphNodeSetEnabled_v11060 real, CUgraphExec exec, CUgraphNode node,
+                                   unsigned enabled);
+CUresult on_graph_exec_node_set_params(H, PFN_cuGraphExecNodeSetParams_v12020 real, CUgraphExec exec,
+                                       CUgraphNode node, CUgraphNodeParams* params);
+
 // handlers_launch.cpp
 CUresult on_launch_kernel(H, PFN_cuLaunchKernel_v4000 real, CUfunction f, unsigned gx,
                           unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

@@ -6,6 +6,7 @@
 #include "real_driver.hpp"
 #include "recorder.hpp"
 #include "signature.hpp"
+#include "task_description.hpp"
 
 namespace nimble::hooks {
 namespace {
@@ -109,6 +110,12 @@ void describe_copy(const Copy& c, deps::TaskEvent& event) {
   if (!c.shape.is_null()) copy["shape"] = c.shape;
   event.detail["copy"] = std::move(copy);
 }
+
+}  // namespace
+
+void describe_copy_3d(const CUDA_MEMCPY3D& copy, deps::TaskEvent& event) { describe_copy(copy_3d(copy), event); }
+
+namespace {
 
 // A linear copy as `nimble run` compares it with the recording (2D/3D, array and host-to-host
 // copies are not replayed).

@@ -1,12 +1,14 @@
-// Kernel launches (all forms), host functions and opaque graph launches.
+// Kernel launches (all forms), host functions and the program's graph launches.
 #include <algorithm>
 #include <cstring>
 
 #include "device_globals.hpp"
 #include "handlers.hpp"
 #include "kernel_info.hpp"
+#include "program_graphs.hpp"
 #include "recorder.hpp"
 #include "signature.hpp"
+#include "task_description.hpp"
 
 namespace nimble::hooks {
 namespace {
@@ -46,15 +48,15 @@ const char* attribute_name(CUlaunchAttributeID id) {
 }
 
 // Launch shape and attributes: decoded where nimble knows them, raw bytes always (for replay).
-trace::json launch_json(const Launch& l) {
+trace::json launch_json(const KernelShape& l) {
   trace::json launch = {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
                         {"block", {l.block[0], l.block[1], l.block[2]}},
                         {"shared_mem_bytes", l.shared_mem}};
   if (l.cooperative) launch["cooperative"] = true;
-  if (!l.config || l.config->numAttrs == 0 || !l.config->attrs) return launch;
+  if (l.num_attrs == 0 || !l.attrs) return launch;
   trace::json raw = trace::json::array();
-  for (unsigned i = 0; i < l.config->numAttrs; ++i) {
-    const CUlaunchAttribute& a = l.config->attrs[i];
+  for (unsigned i = 0; i < l.num_attrs; ++i) {
+    const CUlaunchAttribute& a = l.attrs[i];
     switch (a.id) {
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
         launch["cluster"] = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
@@ -85,7 +87,10 @@ trace::json launch_json(const Launch& l) {
   return launch;
 }
 
-void describe_launch(const Launch& l, deps::TaskEvent& event) {
+}  // namespace
+
+void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::uint8_t>>& bytes,
+                     deps::TaskEvent& event) {
   const KernelInfo& k = kernel_info(l.f);
   event.detail["name"] = k.name.empty() ? trace::json(nullptr) : trace::json(k.name);
   event.detail["mangled"] = k.mangled;
@@ -93,7 +98,6 @@ void describe_launch(const Launch& l, deps::TaskEvent& event) {
   event.detail["handle"] = k.is_cukernel ? "CUkernel" : "CUfunction";
   event.detail["launch"] = launch_json(l);
 
-  const auto bytes = gather_arguments(k, l.params, l.extra);
   if (!bytes) {
     // Nothing tells which memory it touches: assume all of it.
     event.detail["args"] = {{"known", false}};
@@ -113,6 +117,18 @@ void describe_launch(const Launch& l, deps::TaskEvent& event) {
   for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
   for (auto& a : global_accesses(k)) event.accesses.push_back(a);
   event.detail["args"] = std::move(args);
+}
+
+namespace {
+
+void describe_launch(const Launch& l, deps::TaskEvent& event) {
+  KernelShape shape{l.f, {l.grid[0], l.grid[1], l.grid[2]}, {l.block[0], l.block[1], l.block[2]}, l.shared_mem};
+  shape.cooperative = l.cooperative;
+  if (l.config) {
+    shape.attrs = l.config->attrs;
+    shape.num_attrs = l.config->numAttrs;
+  }
+  describe_kernel(shape, gather_arguments(kernel_info(l.f), l.params, l.extra), event);
 }
 
 // The launch as `nimble run` compares it with the recording; nullopt when its argument bytes
@@ -197,11 +213,18 @@ CUresult on_stream_add_callback(H h, PFN_cuStreamAddCallback_v5000 real, CUstrea
 }
 
 CUresult on_graph_launch(H h, PFN_cuGraphLaunch_v10000 real, CUgraphExec exec, CUstream stream) {
-  // nimble does not look inside the program's own graphs: one opaque task touching everything.
+  // Recorded node by node when nimble knows what the graph runs; otherwise one opaque task
+  // touching everything, with the reason.
   return record_task({h, stream, "graph", signature_of("graph", reinterpret_cast<std::uintptr_t>(exec))},
                      [&] { return real(exec, stream); },
                      [&](deps::TaskEvent& event) {
                        event.detail["graph_exec"] = hex_address(reinterpret_cast<std::uintptr_t>(exec));
+                       std::string why_not;
+                       if (program_graphs::describe_nodes(exec, event, &why_not)) {
+                         event.kind = deps::kGraphLaunchKind;
+                         return;
+                       }
+                       event.detail["opaque_because"] = why_not;
                        event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
                      });
 }

@@ -3,41 +3,37 @@
 #include "kernel_info.hpp"
 #include "recorder.hpp"
 #include "signature.hpp"
+#include "task_description.hpp"
 
 namespace nimble::hooks {
 namespace {
-
-struct Fill {
-  CUdeviceptr dst;
-  std::uint64_t element_size;
-  std::uint64_t value;
-  std::uint64_t width;   // elements per row
-  std::uint64_t height;  // rows (1 for the 1D forms)
-  std::uint64_t pitch;   // bytes between rows (0 for the 1D forms)
-};
 
 std::uint64_t extent(const Fill& f) {
   if (f.width == 0 || f.height == 0) return 0;
   return (f.height - 1) * f.pitch + f.width * f.element_size;
 }
 
+}  // namespace
+
+void describe_fill(const Fill& f, deps::TaskEvent& event) {
+  const std::uint64_t bytes = f.width * f.height * f.element_size;
+  if (extent(f) > 0) event.accesses.push_back({f.dst, extent(f), deps::Access::Write, false});
+  trace::json m = {{"dst", hex_address(f.dst)}, {"bytes", bytes}, {"element_size", f.element_size}, {"value", f.value}};
+  if (f.pitch) {
+    m["pitch"] = f.pitch;
+    m["width"] = f.width;
+    m["height"] = f.height;
+  }
+  event.detail["memset"] = std::move(m);
+}
+
+namespace {
+
 template <class Call>
 CUresult record_fill(const HookInfo& h, CUstream stream, const Fill& f, Call&& call) {
   const std::uint64_t bytes = f.width * f.height * f.element_size;
   return record_task({h, stream, "memset", signature_of("memset", hash_string(h.base), bytes)},
-                     call, [&](deps::TaskEvent& event) {
-                       if (extent(f) > 0) event.accesses.push_back({f.dst, extent(f), deps::Access::Write, false});
-                       trace::json m = {{"dst", hex_address(f.dst)},
-                                        {"bytes", bytes},
-                                        {"element_size", f.element_size},
-                                        {"value", f.value}};
-                       if (f.pitch) {
-                         m["pitch"] = f.pitch;
-                         m["width"] = f.width;
-                         m["height"] = f.height;
-                       }
-                       event.detail["memset"] = std::move(m);
-                     },
+                     call, [&](deps::TaskEvent& event) { describe_fill(f, event); },
                      [&]() -> std::optional<replayer::GpuCall> {
                        return replayer::MemsetCall{f.dst, static_cast<std::uint32_t>(f.value),
                                                    static_cast<unsigned>(f.element_size), f.width, f.height, f.pitch};

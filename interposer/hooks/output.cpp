@@ -70,7 +70,10 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
     coverage["cupti_kernels"] = nullptr;
     return coverage;
   }
-  coverage["cupti_kernels"] = cupti::kernel_launches();
+  // Launch calls CUPTI saw, plus the kernels that ran as nodes of graph launches.
+  const std::uint64_t graph_kernels = cupti::graph_kernel_records();
+  coverage["cupti_kernels"] = cupti::kernel_launches() + graph_kernels;
+  coverage["cupti_graph_kernels"] = graph_kernels;
   coverage["cupti_kernel_records"] = cupti::kernel_records();
 
   const auto timings = cupti::timings();

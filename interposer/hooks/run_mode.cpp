@@ -72,6 +72,11 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
     return "the recorded iteration cannot be replayed safely (" + std::to_string(planned.problems.size()) +
            " problem(s)); first: " + planned.problems.front();
   }
+  if (planned.plan->host_functions > 0) {
+    // A replayed iteration would have to call them at their place; nimble run does not yet.
+    return "the recorded iteration calls " + std::to_string(planned.plan->host_functions) +
+           " host function(s) (cuLaunchHostFunc), which nimble run does not replay";
+  }
   if (!planned.plan->shadow_sizes.empty()) {
     // Stream-ordered frees can wait until the work before them is launched (held_frees); a
     // synchronous cuMemFree inside the iteration synchronises, and a schedule over several
@@ -436,7 +441,9 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   InternalScope internal;
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
-  const bool own_graphs = std::any_of(trace.tasks.begin(), trace.tasks.end(), [](const trace::Task& t) { return t.kind == "graph"; });
+  const bool own_graphs = std::any_of(trace.tasks.begin(), trace.tasks.end(), [](const trace::Task& t) {
+    return t.kind == "graph" || t.kind == deps::kGraphLaunchKind;
+  });
   if (own_graphs) {
     // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile
     // with reduce-overhead, XLA command buffers), which nimble run does not replay yet: it steps

@@ -74,6 +74,7 @@ BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchO
   try {
     check(api, api.ctx_synchronize(), "cuCtxSynchronize (waiting for the program's work)");
     for (const MemoryRange& r : plan.written) result.saved_bytes += r.size;
+    result.host_functions_skipped = plan.host_functions;
     const std::uint64_t shadow_bytes = plan.shadow_bytes;
     std::size_t free_bytes = 0, total_bytes = 0;
     check(api, api.mem_get_info(&free_bytes, &total_bytes), "cuMemGetInfo");

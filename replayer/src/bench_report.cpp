@@ -45,6 +45,7 @@ json bench_to_json(const BenchResult& result, const TraceBounds& bounds, std::op
               {"saved_bytes", result.saved_bytes},
               {"checked_ranges", result.checked_ranges},
               {"nondeterministic_ranges", result.nondeterministic_ranges},
+              {"host_functions_skipped", result.host_functions_skipped},
               {"schedule", schedule_summary}};
   if (!result.error.empty()) out["error"] = result.error;
   json backends = json::array();
@@ -108,6 +109,10 @@ std::string bench_table(const json& bench) {
   if (nondeterministic > 0) {
     out << "  memory check           " << nondeterministic << " of " << bench.value("checked_ranges", std::size_t{0})
         << " ranges differ between eager replays themselves (nondeterministic kernels); not compared\n";
+  }
+  if (const std::size_t host = bench.value("host_functions_skipped", std::size_t{0}); host > 0) {
+    out << "  host functions         " << host << " kept in order but not called (they change no device memory "
+        << "nimble sees)\n";
   }
   if (bench.contains("error")) out << "  error: " << bench["error"].get<std::string>() << "\n";
   return out.str();

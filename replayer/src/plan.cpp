@@ -312,6 +312,16 @@ std::vector<MemoryRange> merge(std::vector<MemoryRange> ranges) {
   return merged;
 }
 
+// Tasks a replay keeps for their place in the order and otherwise skips: host syncs, the launch
+// of a program graph whose nodes are recorded, event nodes of such graphs, and host functions
+// (the program's callbacks: a replay never calls them; they change no device memory nimble sees).
+constexpr const char* kOrdersOnly = "sync, graph_launch, event_record, event_wait, host_func";
+
+bool orders_only(const std::string& kind) {
+  return kind == "sync" || kind == "graph_launch" || kind == "event_record" || kind == "event_wait" ||
+         kind == "host_func";
+}
+
 std::string task_name(const trace::Task& task) {
   auto name = task.extra.find("name");
   if (name != task.extra.end() && name->is_string()) return name->get<std::string>();
@@ -369,11 +379,13 @@ PlanResult build_plan(const trace::Trace& trace) {
     op.name = task_name(task);
     std::map<std::int64_t, Allocation> freed;  // the freed allocations this task touches
     try {
-      if (task.kind != "kernel" && task.kind != "memcpy" && task.kind != "memset" && task.kind != "sync") {
+      if (task.kind != "kernel" && task.kind != "memcpy" && task.kind != "memset" && !orders_only(task.kind)) {
         result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
-                                  "replayed (only kernel, memcpy, memset and sync)");
+                                  "replayed (only kernel, memcpy, memset, and tasks that only order others: " +
+                                  kOrdersOnly + ")");
         continue;
       }
+      plan.host_functions += task.kind == "host_func";
       freed = collect_memory(task, where, allocations, plan.written, result.problems);
       if (task.kind == "kernel") {
         op.kind = OpKind::Kernel;

@@ -1,8 +1,10 @@
 // The fake driver's stream capture and graphs: enough for `nimble run` to build, patch and
-// launch its graphs on a CPU. Launches on a capturing stream count as "captured"; a graph launch
+// launch its graphs on a CPU, and for a program to build its own graphs node by node (as XLA's
+// command buffers do). Launches on a capturing stream count as "captured"; a graph launch
 // counts as "cuGraphLaunch"; node parameter updates count too, so tests can tell replayed
-// iterations from eager ones. Graphs keep their kernel nodes' arguments, execs their own copy
-// (changed by node updates), and a graph launch runs its kernel nodes into the work digest.
+// iterations from eager ones. Graphs keep their nodes (kernel arguments, edges, child graphs),
+// execs their own copy (changed by node updates), and a graph launch runs its kernel nodes into
+// the work digest and calls its host nodes.
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -19,9 +21,15 @@ std::set<CUstream> g_capturing;
 std::uintptr_t g_next = 0x900000;
 
 struct Node {
-  CUgraphNode handle = nullptr;  // given by the cuStreamGetCaptureInfo that follows the op
+  CUgraphNode handle = nullptr;
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_KERNEL;
   CUfunction function = nullptr;  // null: not a kernel
   std::vector<std::uint8_t> args;
+  std::size_t arg_size = 0;       // for the `extra` buffer cuGraphKernelNodeGetParams hands out
+  std::vector<CUgraphNode> preds;
+  CUDA_MEMSET_NODE_PARAMS memset{};
+  CUDA_HOST_NODE_PARAMS host{};
+  CUgraph child = nullptr;        // CU_GRAPH_NODE_TYPE_GRAPH: the node's own copy
 };
 std::map<CUstream, std::vector<Node>> g_pending;  // per capturing stream
 std::map<CUgraph, std::vector<Node>> g_graphs;
@@ -35,9 +43,61 @@ Node* find_node(std::vector<Node>& nodes, CUgraphNode handle) {
 }
 
 template <class T>
+T fresh_locked() {
+  return reinterpret_cast<T>(g_next += 0x10);
+}
+
+template <class T>
 T fresh() {
   std::lock_guard<std::mutex> lock(g_mu);
-  return reinterpret_cast<T>(g_next += 0x10);
+  return fresh_locked<T>();
+}
+
+Node* find_anywhere(CUgraphNode handle) {
+  for (auto& [graph, nodes] : g_graphs) {
+    if (Node* n = find_node(nodes, handle)) return n;
+  }
+  return nullptr;
+}
+
+// Adds `n` to `graph` after `deps` (explicit graph building); returns its handle.
+CUgraphNode add_node(CUgraph graph, const CUgraphNode* deps, size_t count, Node n) {
+  n.handle = fresh_locked<CUgraphNode>();
+  n.preds.assign(deps, deps + count);
+  n.arg_size = n.args.size();
+  g_graphs[graph].push_back(std::move(n));
+  return g_graphs[graph].back().handle;
+}
+
+// A copy of `graph` with fresh node handles (child graph nodes embed one).
+CUgraph clone_locked(CUgraph graph) {
+  const CUgraph copy = fresh_locked<CUgraph>();
+  std::map<CUgraphNode, CUgraphNode> renamed;
+  std::vector<Node> nodes = g_graphs[graph];
+  for (Node& n : nodes) {
+    const CUgraphNode handle = fresh_locked<CUgraphNode>();
+    renamed[n.handle] = handle;
+    n.handle = handle;
+    for (CUgraphNode& p : n.preds) p = renamed[p];
+    if (n.child) n.child = clone_locked(n.child);
+  }
+  g_graphs[copy] = std::move(nodes);
+  return copy;
+}
+
+void run_nodes(const std::vector<Node>& nodes) {
+  for (const Node& n : nodes) {
+    if (n.function) fake::ran_kernel(n.function, n.args);
+    if (n.type == CU_GRAPH_NODE_TYPE_HOST && n.host.fn) n.host.fn(n.host.userData);
+    if (n.type == CU_GRAPH_NODE_TYPE_GRAPH) {
+      std::vector<Node> inner;
+      {
+        std::lock_guard<std::mutex> lock(g_mu);
+        inner = g_graphs[n.child];
+      }
+      run_nodes(inner);
+    }
+  }
 }
 
 }  // namespace
@@ -51,7 +111,15 @@ bool capturing(CUstream stream) {
 
 void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args) {
   std::lock_guard<std::mutex> lock(g_mu);
-  g_pending[stream].push_back({nullptr, f, std::move(args)});
+  Node n;
+  n.handle = fresh_locked<CUgraphNode>();
+  n.type = f ? CU_GRAPH_NODE_TYPE_KERNEL : CU_GRAPH_NODE_TYPE_EMPTY;
+  n.function = f;
+  n.args = std::move(args);
+  n.arg_size = n.args.size();
+  auto& pending = g_pending[stream];
+  if (!pending.empty()) n.preds.push_back(pending.back().handle);  // stream order: a chain
+  pending.push_back(std::move(n));
 }
 
 }  // namespace fake
@@ -75,12 +143,11 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph* g) {
 }
 CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
                                    const CUgraphNode** deps, const CUgraphEdgeData**, size_t* count) {
-  static thread_local CUgraphNode last;  // one fresh node per call: "the node just added"
-  last = fresh<CUgraphNode>();
+  static thread_local CUgraphNode last;  // "the node just added"
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = g_pending.find(s);
-    if (it != g_pending.end() && !it->second.empty() && !it->second.back().handle) it->second.back().handle = last;
+    last = it != g_pending.end() && !it->second.empty() ? it->second.back().handle : fresh_locked<CUgraphNode>();
   }
   if (status) *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
   if (deps) *deps = &last;
@@ -104,20 +171,127 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream) {
     std::lock_guard<std::mutex> lock(g_mu);
     nodes = g_execs[e];
   }
-  for (const Node& n : nodes) {
-    if (n.function) fake::ran_kernel(n.function, n.args);
-  }
+  run_nodes(nodes);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
+CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo*) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_execs[e] = g_graphs[g];
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphDestroy(CUgraph) { return CUDA_SUCCESS; }
-CUresult cuGraphGetNodes(CUgraph, CUgraphNode*, size_t* n) { *n = 0; return CUDA_SUCCESS; }
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode* out, size_t* n) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const auto& nodes = g_graphs[g];
+  if (out) {
+    for (std::size_t i = 0; i < nodes.size() && i < *n; ++i) out[i] = nodes[i].handle;
+  }
+  *n = nodes.size();
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* data, size_t* n) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::size_t count = 0;
+  for (const Node& node : g_graphs[g]) {
+    for (CUgraphNode p : node.preds) {
+      if (from && count < *n) {
+        from[count] = p;
+        to[count] = node.handle;
+        if (data) data[count] = {};
+      }
+      ++count;
+    }
+  }
+  *n = count;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const Node* n = find_anywhere(node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *type = n->type;
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* p) {
+  // The node owns what it hands out: its argument bytes as an `extra` buffer.
+  static thread_local void* extra[5];
   *p = {};
   std::lock_guard<std::mutex> lock(g_mu);
-  for (auto& [graph, nodes] : g_graphs) {
-    if (const Node* n = find_node(nodes, node)) p->func = n->function;
-  }
+  Node* n = find_anywhere(node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  p->func = n->function;
+  p->gridDimX = p->gridDimY = p->gridDimZ = 1;
+  p->blockDimX = p->blockDimY = p->blockDimZ = 1;
+  extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER, extra[1] = n->args.data();
+  extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE, extra[3] = &n->arg_size, extra[4] = CU_LAUNCH_PARAM_END;
+  p->extra = extra;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue* v) {
+  *v = {};
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const Node* n = find_anywhere(node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *p = n->host;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* child) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const Node* n = find_anywhere(node);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  *child = n->child;
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphCreate(CUgraph* g, unsigned) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  *g = fresh_locked<CUgraph>();
+  g_graphs[*g];
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count,
+                                 const CUDA_KERNEL_NODE_PARAMS* p) {
+  Node n;
+  n.function = p->func;
+  n.args = fake::kernel_args(p->func, p->kernelParams, p->extra);
+  std::lock_guard<std::mutex> lock(g_mu);
+  *out = add_node(g, deps, count, std::move(n));
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count,
+                              const CUDA_MEMSET_NODE_PARAMS* p, CUcontext) {
+  Node n;
+  n.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  n.memset = *p;
+  std::lock_guard<std::mutex> lock(g_mu);
+  *out = add_node(g, deps, count, std::move(n));
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count,
+                            const CUDA_HOST_NODE_PARAMS* p) {
+  Node n;
+  n.type = CU_GRAPH_NODE_TYPE_HOST;
+  n.host = *p;
+  std::lock_guard<std::mutex> lock(g_mu);
+  *out = add_node(g, deps, count, std::move(n));
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count) {
+  Node n;
+  n.type = CU_GRAPH_NODE_TYPE_EMPTY;
+  std::lock_guard<std::mutex> lock(g_mu);
+  *out = add_node(g, deps, count, std::move(n));
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count, CUgraph child) {
+  Node n;
+  n.type = CU_GRAPH_NODE_TYPE_GRAPH;
+  std::lock_guard<std::mutex> lock(g_mu);
+  n.child = clone_locked(child);
+  *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
 CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS* p) {
@@ -128,7 +302,12 @@ CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode node, cons
   n->args = fake::kernel_args(n->function, p->kernelParams, p->extra);
   return CUDA_SUCCESS;
 }
-CUresult cuGraphMemsetNodeGetParams(CUgraphNode, CUDA_MEMSET_NODE_PARAMS* p) { *p = {}; return CUDA_SUCCESS; }
+CUresult cuGraphMemsetNodeGetParams(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS* p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const Node* n = find_anywhere(node);
+  *p = n ? n->memset : CUDA_MEMSET_NODE_PARAMS{};
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*, CUcontext) {
   fake::called("cuGraphExecMemsetNodeSetParams");
   return CUDA_SUCCESS;
@@ -178,8 +357,20 @@ const Entry kGraphEntries[] = {
     E("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags),
     E("cuGraphLaunch", 10000, cuGraphLaunch),
     E("cuGraphExecDestroy", 10000, cuGraphExecDestroy),
+    E("cuGraphExecUpdate", 12000, cuGraphExecUpdate_v2),
     E("cuGraphDestroy", 10000, cuGraphDestroy),
     E("cuGraphGetNodes", 10000, cuGraphGetNodes),
+    E("cuGraphGetEdges", 12030, cuGraphGetEdges_v2),
+    E("cuGraphNodeGetType", 10000, cuGraphNodeGetType),
+    E("cuGraphKernelNodeGetAttribute", 11000, cuGraphKernelNodeGetAttribute),
+    E("cuGraphHostNodeGetParams", 10000, cuGraphHostNodeGetParams),
+    E("cuGraphChildGraphNodeGetGraph", 10000, cuGraphChildGraphNodeGetGraph),
+    E("cuGraphCreate", 10000, cuGraphCreate),
+    E("cuGraphAddKernelNode", 12000, cuGraphAddKernelNode_v2),
+    E("cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode),
+    E("cuGraphAddHostNode", 10000, cuGraphAddHostNode),
+    E("cuGraphAddEmptyNode", 10000, cuGraphAddEmptyNode),
+    E("cuGraphAddChildGraphNode", 10000, cuGraphAddChildGraphNode),
     E("cuGraphKernelNodeGetParams", 12000, cuGraphKernelNodeGetParams_v2),
     E("cuGraphExecKernelNodeSetParams", 12000, cuGraphExecKernelNodeSetParams_v2),
     E("cuGraphMemsetNodeGetParams", 10000, cuGraphMemsetNodeGetParams),

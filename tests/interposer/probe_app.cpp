@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -300,6 +301,68 @@ int own_graph(int iterations) {
   return 0;
 }
 
+// A program that builds its own graph node by node, as XLA's command buffers do: a memset and a
+// kernel with no order between them, a child graph after both, a host function, an empty node;
+// every iteration updates the first kernel's scalar in the executable graph and launches it
+// between a copy in and a copy out; iteration 1 is bracketed by cuProfilerStart/Stop.
+int host_calls = 0;
+void CUDA_CB count_host_call(void*) { ++host_calls; }
+
+int program_graph(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  CUdeviceptr c = 0;
+  cuMemAlloc(&c, 1024);
+  static float host[256];
+  CUstream s;
+  cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  CUgraph graph, child;
+  cuGraphCreate(&graph, 0);
+  cuGraphCreate(&child, 0);
+  int n = 5, m = 7;
+  void* scale_args[] = {&a, &b, &n};
+  void* child_args[] = {&b, &c, &n};
+  void* fill_args[] = {&c, &m};
+  CUDA_KERNEL_NODE_PARAMS k{};
+  k.func = scale, k.gridDimX = 2, k.gridDimY = k.gridDimZ = 1, k.blockDimX = 64, k.blockDimY = k.blockDimZ = 1;
+  k.kernelParams = child_args;
+  CUgraphNode inner;
+  cuGraphAddKernelNode(&inner, child, nullptr, 0, &k);
+  CUgraphNode clear, first, fill_node, nested, callback, done;
+  CUDA_MEMSET_NODE_PARAMS ms{};
+  ms.dst = c, ms.elementSize = 4, ms.width = 256, ms.height = 1, ms.value = 0;
+  cuGraphAddMemsetNode(&clear, graph, nullptr, 0, &ms, nullptr);
+  k.kernelParams = scale_args;
+  cuGraphAddKernelNode(&first, graph, nullptr, 0, &k);
+  k.func = fill, k.kernelParams = fill_args;
+  cuGraphAddKernelNode(&fill_node, graph, &clear, 1, &k);
+  const CUgraphNode both[] = {first, fill_node};
+  cuGraphAddChildGraphNode(&nested, graph, both, 2, child);
+  CUDA_HOST_NODE_PARAMS hp{count_host_call, nullptr};
+  cuGraphAddHostNode(&callback, graph, &nested, 1, &hp);
+  cuGraphAddEmptyNode(&done, graph, &callback, 1);
+  CUgraphExec exec;
+  cuGraphInstantiateWithFlags(&exec, graph, 0);
+  if (std::getenv("PROBE_GRAPH_UPDATE")) {
+    CUgraphExecUpdateResultInfo info{};
+    cuGraphExecUpdate(exec, graph, &info);
+  }
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    cuMemcpyHtoDAsync(a, host, 1024, s);
+    int changed = 100 + i;  // as XLA updates a node whose buffers or scalars changed
+    void* update_args[] = {&a, &b, &changed};
+    k.func = scale, k.kernelParams = update_args;
+    cuGraphExecKernelNodeSetParams(exec, first, &k);
+    cuGraphLaunch(exec, s);
+    cuMemcpyDtoHAsync(host, c, 1024, s);
+    cuStreamSynchronize(s);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("graph_launches=%d host_calls=%d\n", fake_driver_count("cuGraphLaunch"), host_calls);
+  return 0;
+}
+
 // nimble run's cost per call on the CPU: iterations of `kernels` launches (scale and fill
 // alternating; scale's scalar changes every iteration when `changing`), a copy out and a sync,
 // iteration 1 bracketed by cuProfilerStart/Stop. Prints the mean nanoseconds per launch over the
@@ -455,6 +518,7 @@ int main(int argc, char** argv) {
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "program") return program(2, 30, 20);
   if (mode == "own-graph") return own_graph(60);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph\n");
+  if (mode == "program-graph") return program_graph(4);
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph|program-graph\n");
   return 2;
 }

@@ -12,6 +12,11 @@
 namespace nimble::test {
 namespace {
 
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
 std::vector<std::string> fake_driver_env() {
   return {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"};
 }
@@ -44,6 +49,79 @@ TEST(RecordCommand, AutoRangeFindsTheIterationOfAProgramThatPollsItsStream) {
   EXPECT_NE(r.output.find("capture      auto"), std::string::npos) << r.output;
 }
 
+const nlohmann::json* task_of_kind(const nlohmann::json& tasks, const std::string& kind, int nth = 0) {
+  for (const auto& t : tasks) {
+    if (t.value("kind", "") == kind && nth-- == 0) return &t;
+  }
+  return nullptr;
+}
+
+std::vector<int> deps_of(const nlohmann::json& task) { return task.at("deps").get<std::vector<int>>(); }
+
+// A graph the program built node by node (as XLA's command buffers are) is recorded node by node:
+// each node a task with the graph's edges as dependencies (child graphs flattened, empty nodes
+// left out), the launch a task after them, and the exec-level update of a kernel node seen.
+TEST(RecordCommand, ProgramGraphsAreRecordedNodeByNode) {
+  const std::string out = temp_dir() + "/trace.json";
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("FAKE_DRIVER_GRAPHS=1");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "record", "-o", out, "--", probe_path(), "program-graph"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("host_calls=4"), std::string::npos) << r.output;  // the program's callback ran once a launch
+  const nlohmann::json trace = read_json(out);
+  ASSERT_TRUE(trace.is_object()) << r.output;
+  const auto& tasks = trace.at("tasks");
+  // copy in, memset, scale, fill, scale (child), host function, launch, copy out, sync
+  ASSERT_EQ(tasks.size(), 9u) << trace.dump(1);
+  const auto* launch = task_of_kind(tasks, "graph_launch");
+  ASSERT_NE(launch, nullptr) << trace.dump(1);
+  EXPECT_EQ(launch->value("graph_nodes", 0), 5);
+  const int l = launch->value("id", -1);
+  const auto* memset = task_of_kind(tasks, "memset");
+  const auto* scale = task_of_kind(tasks, "kernel", 0);
+  const auto* fill = task_of_kind(tasks, "kernel", 1);
+  const auto* inner = task_of_kind(tasks, "kernel", 2);
+  const auto* host = task_of_kind(tasks, "host_func");
+  ASSERT_TRUE(memset && scale && fill && inner && host) << trace.dump(1);
+  EXPECT_EQ(scale->value("name", "").rfind("scale(", 0), 0u) << scale->dump();
+  EXPECT_EQ(fill->value("name", "").rfind("fill(", 0), 0u) << fill->dump();
+  EXPECT_EQ(inner->value("name", "").rfind("scale(", 0), 0u) << inner->dump();
+  const int copy_in = 0;
+  EXPECT_EQ(tasks[0].value("kind", ""), "memcpy");
+  // The roots follow the copy in on the launch's stream; the rest follow the graph's edges.
+  EXPECT_EQ(deps_of(*memset), std::vector<int>{copy_in});
+  EXPECT_EQ(deps_of(*scale).front(), copy_in);
+  EXPECT_EQ(deps_of(*fill), std::vector<int>{memset->value("id", -1)});
+  EXPECT_EQ(deps_of(*inner), (std::vector<int>{scale->value("id", -1), fill->value("id", -1)}));
+  EXPECT_EQ(deps_of(*host), std::vector<int>{inner->value("id", -1)});
+  EXPECT_EQ(host->at("dep_reasons").at(std::to_string(inner->value("id", -1))), "graph");
+  for (const auto* node : {memset, scale, fill, inner, host}) EXPECT_EQ(node->value("graph_launch", -1), l);
+  EXPECT_EQ(deps_of(*launch).size(), 5u);
+  // The copy out follows the launch, which stands for every node.
+  const auto& copy_out = tasks[static_cast<std::size_t>(l) + 1];
+  EXPECT_EQ(copy_out.at("dep_reasons").value(std::to_string(l), ""), "stream") << copy_out.dump();
+  // The scalar the program set in the executable graph for iteration 1 (101), not the graph's (5).
+  const std::string bytes = scale->at("args").value("bytes", "");
+  EXPECT_NE(bytes.find("65000000"), std::string::npos) << bytes;
+  EXPECT_EQ(bytes.find("05000000"), std::string::npos) << bytes;
+}
+
+// A graph whose executable nimble cannot follow stays one opaque task, with the reason.
+TEST(RecordCommand, AProgramGraphNimbleDidNotSeeInstantiatedIsOneOpaqueTask) {
+  const std::string out = temp_dir() + "/trace.json";
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("FAKE_DRIVER_GRAPHS=1");
+  env.push_back("PROBE_GRAPH_UPDATE=1");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "record", "-o", out, "--", probe_path(), "program-graph"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json trace = read_json(out);
+  ASSERT_TRUE(trace.is_object()) << r.output;
+  const auto* graph = task_of_kind(trace.at("tasks"), "graph");
+  ASSERT_NE(graph, nullptr) << trace.dump(1);
+  EXPECT_EQ(task_of_kind(trace.at("tasks"), "graph_launch"), nullptr);
+  EXPECT_EQ(graph->value("opaque_because", ""), "the program updated it with cuGraphExecUpdate") << graph->dump();
+}
+
 TEST(RecordCommand, NoTraceIsAnErrorThatSaysWhatToDo) {
   const std::string out = temp_dir() + "/trace.json";
   const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "record", "-o", out, "--", probe_path(), "auto"});
@@ -67,11 +145,6 @@ TEST(RecordCommand, BadCaptureRangeIsRejected) {
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "record", "-o", "x.json", "--capture-range", "nvtx:", "--", "true"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("cudaProfilerApi, auto or nvtx:NAME"), std::string::npos) << r.output;
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
 
 // The fake driver has what recording needs but not what replay needs (stream capture, graphs,
@@ -117,6 +190,29 @@ TEST(BenchCommand, FakeDriverLacksReplayFunctions) {
   EXPECT_NE(r.output.find("bench (" + results + ", 5 replays each):"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  error: the driver lacks cuStreamDestroy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("critical path"), std::string::npos) << r.output;
+}
+
+// The nodes of a program graph are benched like any other tasks: the launch and the host function
+// keep their place and do nothing, and the results say the host function was not called.
+TEST(BenchCommand, ProgramGraphNodesAreBenchedAndHostFunctionsNotCalled) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("FAKE_DRIVER_GRAPHS=1");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "3", "--", probe_path(),
+                                         "program-graph"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("host_calls=4"), std::string::npos) << r.output;  // not one call more
+  const nlohmann::json bench = read_json(dir + "/trace.bench.json");
+  ASSERT_TRUE(bench.is_object()) << r.output;
+  EXPECT_FALSE(bench.contains("problems")) << bench.dump(2);
+  EXPECT_FALSE(bench.contains("error")) << bench.dump(2);
+  EXPECT_EQ(bench.value("host_functions_skipped", 0), 1);
+  ASSERT_EQ(bench["backends"].size(), 4u) << bench.dump(2);
+  for (const auto& b : bench["backends"]) {
+    if (b.value("backend", "") != "eager-replay") EXPECT_EQ(b.value("memory_check", ""), "same bytes") << b.dump();
+  }
+  EXPECT_NE(r.output.find("host functions         1 kept in order but not called"), std::string::npos) << r.output;
 }
 
 TEST(BenchCommand, ResultsOfAnEarlierRunAreNotShownAsThisRunsResults) {

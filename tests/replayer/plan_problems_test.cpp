@@ -58,11 +58,19 @@ TEST(PlanProblems, GraphTaskIsOpaque) {
   EXPECT_TRUE(contains(p[0], "opaque")) << p[0];
 }
 
-TEST(PlanProblems, HostFunctionTaskIsOpaque) {
-  const auto p = problems_for(parse(document(R"({"id": 12, "kind": "host_func", "deps": []}, )" + kernel(13, "[12]"))),
-                              "task 12 (host_func)");
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_TRUE(contains(p[0], "\"host_func\" tasks are opaque")) << p[0];
+// Host functions and the tasks around a program graph's nodes keep their place and do nothing.
+TEST(PlanProblems, TasksThatOnlyOrderOthersAreReplayedAsNothing) {
+  const PlanResult r = plan_of(parse(document(R"({"id": 12, "kind": "host_func", "deps": []}, )" + kernel(13, "[12]") +
+                                              R"(, {"id": 14, "kind": "event_record", "deps": [13]},
+                                                 {"id": 15, "kind": "graph_launch", "deps": [13, 14], "graph_nodes": 2})")));
+  ASSERT_TRUE(r.plan) << joined(r);
+  ASSERT_EQ(r.plan->ops.size(), 4u);
+  EXPECT_EQ(r.plan->ops[0].kind, OpKind::Nop);
+  EXPECT_EQ(r.plan->ops[1].kind, OpKind::Kernel);
+  EXPECT_EQ(r.plan->ops[2].kind, OpKind::Nop);
+  EXPECT_EQ(r.plan->ops[3].kind, OpKind::Nop);
+  EXPECT_EQ(r.plan->ops[1].deps, std::vector<std::size_t>{0});  // the order stays
+  EXPECT_EQ(r.plan->host_functions, 1u);
 }
 
 TEST(PlanProblems, UnknownKernelArguments) {
@@ -211,13 +219,13 @@ TEST(PlanProblems, EveryBadTaskIsListedOnceAndGoodOnesNotAtAll) {
   trace.tasks[5].extra.erase("function");
   const PlanResult r = plan_of(trace);
   EXPECT_FALSE(r.plan);
-  ASSERT_EQ(r.problems.size(), 4u) << joined(r);
+  ASSERT_EQ(r.problems.size(), 3u) << joined(r);
   EXPECT_TRUE(contains(r.problems[0], "task 101 (graph)")) << r.problems[0];
   EXPECT_TRUE(contains(r.problems[1], "task 102 (memcpy)")) << r.problems[1];
-  EXPECT_TRUE(contains(r.problems[2], "task 104 (host_func)")) << r.problems[2];
-  EXPECT_TRUE(contains(r.problems[3], "task 105 (kernel)")) << r.problems[3];
+  EXPECT_TRUE(contains(r.problems[2], "task 105 (kernel)")) << r.problems[2];
   EXPECT_FALSE(contains(joined(r), "task 100 ")) << joined(r);
   EXPECT_FALSE(contains(joined(r), "task 103 ")) << joined(r);
+  EXPECT_FALSE(contains(joined(r), "task 104 ")) << joined(r);  // a host function only orders
 }
 
 TEST(PlanProblems, BadAllocationAddress) {

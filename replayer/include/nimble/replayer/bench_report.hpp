@@ -23,6 +23,7 @@ struct BackendResult {
 struct BenchResult {
   std::vector<BackendResult> backends;
   std::uint64_t saved_bytes = 0;          // device memory saved and restored
+  std::size_t host_functions_skipped = 0;  // the program's host functions: kept in order, never called
   // Ranges whose bytes differ between eager replays of the same iteration from the same state
   // (atomics, nondeterministic algorithms): not compared, counted here.
   std::size_t nondeterministic_ranges = 0;

@@ -13,7 +13,7 @@
 
 namespace nimble::replayer {
 
-enum class OpKind { Kernel, Copy, Memset, Nop };  // Nop: a task with no GPU work (a host sync)
+enum class OpKind { Kernel, Copy, Memset, Nop };  // Nop: a task that only orders others (a host sync, ...)
 
 // An address inside a shadow allocation: nimble's own stand-in, at replay time, for an
 // allocation the program freed during the recorded iteration (its memory is no longer the
@@ -99,6 +99,7 @@ struct ReplayPlan {
   std::uint64_t shadow_bytes = 0;           // the shadow block; shadows ordered by the DAG share it
   std::size_t shadows_reused = 0;           // shadows placed where an earlier one was
   std::uint64_t host_bytes = 0;       // largest host end of a copy (nimble's scratch buffers)
+  std::size_t host_functions = 0;     // the program's host functions, kept in order but not called
 };
 
 struct PlanResult {
