@@ -30,7 +30,11 @@ void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool k
     if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
     return;
   }
+  const AutoRange::Phase before = auto_range_->phase();
   const AutoRange::Action action = auto_range_->on_task(signature, host_sync, kernel);
+  if (before == AutoRange::Phase::Detecting && auto_range_->phase() != AutoRange::Phase::Detecting) {
+    debug_message("automatic range: a period of " + std::to_string(auto_range_->period()) + " tasks was found");
+  }
   switch (action) {
     case AutoRange::Action::BeginBefore:
     case AutoRange::Action::BeginBeforeEndAfter:

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -25,6 +26,8 @@ struct Api {
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  decltype(&cuptiGetGraphNodeId) graph_node_id = nullptr;  // optional
+  decltype(&cuptiGetGraphExecId) graph_exec_id = nullptr;  // optional
 };
 
 constexpr std::size_t kBufferBytes = 8u << 20;
@@ -41,6 +44,7 @@ struct State {
   CUpti_SubscriberHandle subscriber = nullptr;
   bool callbacks_registered = false;
   std::unordered_map<std::uint32_t, Timing> timings;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Timing> graph_timings;  // (launch, node id)
   std::uint64_t kernel_records = 0;
   std::uint64_t graph_kernel_records = 0;  // kernels that ran as nodes of a graph launch
   std::uint32_t first_correlation = 0;  // records before the window's first task are not counted
@@ -100,6 +104,8 @@ bool load(State& s) {
     s.load_error = "libcupti lacks an expected entry point";
     return false;
   }
+  sym(a.graph_node_id, "cuptiGetGraphNodeId");
+  sym(a.graph_exec_id, "cuptiGetGraphExecId");
   s.loaded = true;
   return true;
 }
@@ -159,6 +165,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
             // A node of a program graph: all nodes of a launch share its correlation id, so
             // their times cannot be told apart by it (the trace leaves them without duration).
             if (k->correlationId >= s.first_correlation) ++s.graph_kernel_records;
+            if (s.graph_timings.size() < 3) {
+              debug_message("CUPTI graph kernel record: correlation " + std::to_string(k->correlationId) + ", graph " +
+                            std::to_string(k->graphId) + ", node " + std::to_string(k->graphNodeId));
+            }
+            s.graph_timings[{k->correlationId, k->graphNodeId}] = {k->start, k->end};
             break;
           }
           s.timings[k->correlationId] = {k->start, k->end};
@@ -225,6 +236,7 @@ bool start(std::string* why_not) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.timings.clear();
+    s.graph_timings.clear();
     s.kernel_records = 0;
     s.graph_kernel_records = 0;
     s.first_correlation = 0;
@@ -283,6 +295,28 @@ std::uint64_t graph_kernel_records() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.graph_kernel_records;
+}
+
+std::optional<std::uint64_t> graph_node_id(CUgraphNode node, CUgraphExec exec) {
+  if (!g_window_open.load(std::memory_order_relaxed)) return std::nullopt;
+  State& s = state();
+  if (!s.api.graph_node_id || !s.api.graph_exec_id) return std::nullopt;
+  std::uint64_t id = 0;
+  std::uint32_t exec_id = 0;
+  if (s.api.graph_node_id(node, &id) != CUPTI_SUCCESS || s.api.graph_exec_id(exec, &exec_id) != CUPTI_SUCCESS) {
+    return std::nullopt;
+  }
+  // The records name the node as the exec's copy of it: the exec's graph id in the high half,
+  // the node's number within its graph in the low half (seen with CUDA 13.0, driver 580).
+  return (std::uint64_t{exec_id} << 32) | (id & 0xffffffffu);
+}
+
+std::optional<Timing> graph_node_timing(std::uint32_t launch_correlation, std::uint64_t node_id) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.graph_timings.find({launch_correlation, node_id});
+  if (it == s.graph_timings.end()) return std::nullopt;
+  return it->second;
 }
 
 std::unordered_map<std::uint32_t, Timing> timings() {

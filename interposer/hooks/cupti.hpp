@@ -3,7 +3,10 @@
 // activity records that give each task its GPU start time and duration.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -39,5 +42,11 @@ std::uint64_t kernel_records();    // kernel activity records collected for the 
 // for them: the coverage reference counts their activity records).
 std::uint64_t graph_kernel_records();
 std::unordered_map<std::uint32_t, Timing> timings();  // by correlation id
+
+// The id the kernel records of launches of `exec` give the node `node` of the graph it was
+// instantiated from, while the window is open (nullopt otherwise).
+std::optional<std::uint64_t> graph_node_id(CUgraphNode node, CUgraphExec exec);
+// The times of the kernel node `node_id` in the graph launch with that correlation id.
+std::optional<Timing> graph_node_timing(std::uint32_t launch_correlation, std::uint64_t node_id);
 
 }  // namespace nimble::hooks::cupti

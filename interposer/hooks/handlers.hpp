@@ -31,6 +31,7 @@ CUresult on_graph_instantiate_with_flags(H, PFN_cuGraphInstantiateWithFlags_v110
 CUresult on_graph_instantiate_with_params(H, PFN_cuGraphInstantiateWithParams_v12000 real, CUgraphExec* exec,
                                           CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS* params);
 CUresult on_graph_exec_destroy(H, PFN_cuGraphExecDestroy_v10000 real, CUgraphExec exec);
+CUresult on_graph_destroy(H, PFN_cuGraphDestroy_v10000 real, CUgraph graph);
 CUresult on_graph_exec_update(H, PFN_cuGraphExecUpdate_v12000 real, CUgraphExec exec, CUgraph graph,
                               CUgraphExecUpdateResultInfo* info);
 CUresult on_graph_exec_kernel_node_set_params(H, PFN_cuGraphExecKernelNodeSetParams_v12000 real, CUgraphExec exec,

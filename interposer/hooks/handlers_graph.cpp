@@ -33,6 +33,12 @@ CUresult on_graph_exec_destroy(H, PFN_cuGraphExecDestroy_v10000 real, CUgraphExe
   return forward_then([&] { return real(exec); }, [&] { program_graphs::destroyed(exec); });
 }
 
+CUresult on_graph_destroy(H, PFN_cuGraphDestroy_v10000 real, CUgraph graph) {
+  // Before the call: afterwards the handle may already name a new graph.
+  if (!inside_nimble()) program_graphs::graph_destroyed(graph);
+  return real(graph);
+}
+
 CUresult on_graph_exec_update(H, PFN_cuGraphExecUpdate_v12000 real, CUgraphExec exec, CUgraph graph,
                               CUgraphExecUpdateResultInfo* info) {
   return forward_then([&] { return real(exec, graph, info); }, [&] { program_graphs::updated(exec, graph); });

@@ -76,24 +76,42 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
   coverage["cupti_graph_kernels"] = graph_kernels;
   coverage["cupti_kernel_records"] = cupti::kernel_records();
 
+  // Each task's GPU times: by its own correlation id, or for a kernel node of a program graph by
+  // its launch's correlation id and CUPTI's id of the node.
   const auto timings = cupti::timings();
-  std::uint64_t first = UINT64_MAX;
+  std::unordered_map<trace::TaskId, std::uint32_t> launch_correlation;
   for (const auto& t : trace.tasks) {
     auto c = t.extra.find("correlation_id");
-    if (c == t.extra.end() || !c->is_number_unsigned()) continue;
-    auto it = timings.find(c->get<std::uint32_t>());
-    if (it != timings.end()) first = std::min(first, it->second.start_ns);
+    if (t.kind == deps::kGraphLaunchKind && c != t.extra.end() && c->is_number_unsigned()) {
+      launch_correlation[t.id] = c->get<std::uint32_t>();
+    }
   }
-  std::size_t timed = 0;
-  for (auto& t : trace.tasks) {
+  auto timing_of = [&](const trace::Task& t) -> std::optional<cupti::Timing> {
+    if (auto launch = t.extra.find("graph_launch"); launch != t.extra.end()) {
+      auto node = t.extra.find("cupti_graph_node_id");
+      auto corr = launch_correlation.find(launch->get<trace::TaskId>());
+      if (node == t.extra.end() || !node->is_number_unsigned() || corr == launch_correlation.end()) return std::nullopt;
+      return cupti::graph_node_timing(corr->second, node->get<std::uint64_t>());
+    }
     auto c = t.extra.find("correlation_id");
-    if (c == t.extra.end() || !c->is_number_unsigned()) continue;
+    if (c == t.extra.end() || !c->is_number_unsigned()) return std::nullopt;
     auto it = timings.find(c->get<std::uint32_t>());
-    if (it == timings.end() || it->second.end_ns < it->second.start_ns) continue;
-    t.duration_us = static_cast<double>(it->second.end_ns - it->second.start_ns) / 1000.0;
-    t.extra["start_us"] = static_cast<double>(it->second.start_ns - first) / 1000.0;
-    ++timed;
+    if (it == timings.end()) return std::nullopt;
+    return it->second;
+  };
+  std::vector<std::pair<std::size_t, cupti::Timing>> timed_tasks;
+  std::uint64_t first = UINT64_MAX;
+  for (std::size_t i = 0; i < trace.tasks.size(); ++i) {
+    const auto timing = timing_of(trace.tasks[i]);
+    if (!timing || timing->end_ns < timing->start_ns) continue;
+    timed_tasks.emplace_back(i, *timing);
+    first = std::min(first, timing->start_ns);
   }
+  for (const auto& [i, timing] : timed_tasks) {
+    trace.tasks[i].duration_us = static_cast<double>(timing.end_ns - timing.start_ns) / 1000.0;
+    trace.tasks[i].extra["start_us"] = static_cast<double>(timing.start_ns - first) / 1000.0;
+  }
+  const std::size_t timed = timed_tasks.size();
   coverage["tasks_with_duration"] = timed;
   return coverage;
 }

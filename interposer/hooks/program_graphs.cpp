@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cupti.hpp"
 #include "kernel_info.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
@@ -40,6 +41,8 @@ struct NodeSnapshot {
 };
 
 struct GraphSnapshot {
+  CUgraph graph = nullptr;
+  bool alive = true;  // false once the program destroyed the graph: its node handles are gone
   std::vector<NodeSnapshot> nodes;
   std::vector<std::vector<std::size_t>> preds;  // per node: the nodes it follows
 };
@@ -169,6 +172,7 @@ std::shared_ptr<GraphSnapshot> snapshot(CUgraph graph, int depth) {
   nodes.resize(count);
 
   auto g = std::make_shared<GraphSnapshot>();
+  g->graph = graph;
   std::unordered_map<CUgraphNode, std::size_t> index;
   for (CUgraphNode node : nodes) {
     index[node] = g->nodes.size();
@@ -244,7 +248,7 @@ const char* opaque_reason(CUgraphNodeType type) {
 // graph) events; `ends[i]` are the events a successor of node i must follow.
 class Flattener {
  public:
-  explicit Flattener(std::vector<deps::GraphNodeEvent>& out) : out_(out) {}
+  Flattener(std::vector<deps::GraphNodeEvent>& out, CUgraphExec exec) : out_(out), exec_(exec) {}
 
   // Adds `g`'s nodes after `entry` (what its roots follow); returns its sinks' events.
   std::vector<std::size_t> add(const GraphSnapshot& g, const std::vector<std::size_t>& entry) {
@@ -259,7 +263,7 @@ class Flattener {
       for (std::size_t p : g.preds[i]) before.insert(before.end(), ends[p].begin(), ends[p].end());
       if (g.preds[i].empty()) before = entry;
       dedupe(before);
-      ends[i] = node(g.nodes[i], before);
+      ends[i] = node(g.nodes[i], g.alive, before);
     }
     std::vector<std::size_t> sinks;
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -301,12 +305,16 @@ class Flattener {
     return order;
   }
 
-  std::vector<std::size_t> node(const NodeSnapshot& n, const std::vector<std::size_t>& before) {
+  std::vector<std::size_t> node(const NodeSnapshot& n, bool alive, const std::vector<std::size_t>& before) {
     if (!n.enabled || n.type == CU_GRAPH_NODE_TYPE_EMPTY) return before;  // passes its order on
     if (n.type == CU_GRAPH_NODE_TYPE_GRAPH) return add(*n.child, before);
     deps::GraphNodeEvent e;
     e.preds = before;
     describe(n, e);
+    // CUPTI names the node of each kernel record by this id (attach_cupti_results).
+    if (n.type == CU_GRAPH_NODE_TYPE_KERNEL && alive) {
+      if (auto id = cupti::graph_node_id(n.handle, exec_)) e.task.detail["cupti_graph_node_id"] = *id;
+    }
     out_.push_back(std::move(e));
     return {out_.size() - 1};
   }
@@ -356,6 +364,7 @@ class Flattener {
   }
 
   std::vector<deps::GraphNodeEvent>& out_;
+  CUgraphExec exec_;
 };
 
 }  // namespace
@@ -370,6 +379,21 @@ void instantiated(CUgraphExec exec, CUgraph graph) {
   }
   std::lock_guard<std::mutex> lock(g_mu);
   g_execs[exec] = std::move(state);
+}
+
+void mark_dead(GraphSnapshot& g, CUgraph graph, bool parent_dead) {
+  const bool dead = parent_dead || g.graph == graph;
+  if (dead) g.alive = false;
+  for (NodeSnapshot& n : g.nodes) {
+    if (n.child) mark_dead(*n.child, graph, dead);  // embedded graphs go with their parent
+  }
+}
+
+void graph_destroyed(CUgraph graph) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  for (auto& [exec, state] : g_execs) {
+    if (state.graph) mark_dead(*state.graph, graph, false);
+  }
 }
 
 void destroyed(CUgraphExec exec) {
@@ -481,7 +505,7 @@ bool describe_nodes(CUgraphExec exec, deps::TaskEvent& launch, std::string* why_
     return false;
   }
   try {
-    Flattener(launch.graph_nodes).add(*it->second.graph, {});
+    Flattener(launch.graph_nodes, exec).add(*it->second.graph, {});
   } catch (const std::exception& e) {
     launch.graph_nodes.clear();
     *why_not = e.what();

@@ -21,6 +21,7 @@ namespace nimble::hooks::program_graphs {
 
 void instantiated(CUgraphExec exec, CUgraph graph);
 void destroyed(CUgraphExec exec);
+void graph_destroyed(CUgraph graph);
 void updated(CUgraphExec exec, CUgraph graph);  // cuGraphExecUpdate
 void kernel_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS& params);
 void memset_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS& params);
