@@ -235,6 +235,11 @@ trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
   DepCollector before;
   order.task_deps(stream, /*relaxable=*/false, before);
   const std::vector<detail::Dep> earlier = before.finish();
+  auto add_earlier = [&](DepCollector& deps) {
+    for (const detail::Dep& d : earlier) {
+      for (const detail::Reason& r : d.reasons) deps.add(d.task, r);
+    }
+  };
   const int stream_index = order.trace_index(stream);
   // The nodes are not ordered by the stream among themselves: they share a stream id of their
   // own, so the memory state never takes two of them (or a later task of the launch's stream)
@@ -247,11 +252,7 @@ trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
     GraphNodeEvent& node = launch.graph_nodes[i];
     const auto id = first + static_cast<trace::TaskId>(i);
     DepCollector deps;
-    if (node.preds.empty()) {
-      for (const detail::Dep& d : earlier) {
-        for (const detail::Reason& r : d.reasons) deps.add(d.task, r);
-      }
-    }
+    if (node.preds.empty()) add_earlier(deps);
     for (std::size_t p : node.preds) {
       deps.add(first + static_cast<trace::TaskId>(p), detail::Why::Graph);
     }
@@ -263,11 +264,7 @@ trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
     tasks.push_back(record_of(node.task, stream_index, mem, deps));
     launch_deps.add(id, detail::Why::Graph);
   }
-  if (launch.graph_nodes.empty()) {
-    for (const detail::Dep& d : earlier) {
-      for (const detail::Reason& r : d.reasons) launch_deps.add(d.task, r);
-    }
-  }
+  if (launch.graph_nodes.empty()) add_earlier(launch_deps);
   order.task_issued(stream, launch_id, /*relaxable=*/false);
   TaskMemory none;
   launch.detail["graph_nodes"] = launch.graph_nodes.size();

@@ -163,7 +163,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
           if (k->graphNodeId != 0) {
             // A node of a program graph: all nodes of a launch share its correlation id, so
-            // their times cannot be told apart by it (the trace leaves them without duration).
+            // their times are kept by (launch, node id) (graph_node_timing).
             if (k->correlationId >= s.first_correlation) ++s.graph_kernel_records;
             if (s.graph_timings.size() < 3) {
               debug_message("CUPTI graph kernel record: correlation " + std::to_string(k->correlationId) + ", graph " +
@@ -297,15 +297,18 @@ std::uint64_t graph_kernel_records() {
   return s.graph_kernel_records;
 }
 
-std::optional<std::uint64_t> graph_node_id(CUgraphNode node, CUgraphExec exec) {
+std::optional<std::uint32_t> graph_exec_id(CUgraphExec exec) {
   if (!g_window_open.load(std::memory_order_relaxed)) return std::nullopt;
   State& s = state();
-  if (!s.api.graph_node_id || !s.api.graph_exec_id) return std::nullopt;
+  std::uint32_t id = 0;
+  if (!s.api.graph_exec_id || s.api.graph_exec_id(exec, &id) != CUPTI_SUCCESS) return std::nullopt;
+  return id;
+}
+
+std::optional<std::uint64_t> graph_node_id(CUgraphNode node, std::uint32_t exec_id) {
+  State& s = state();
   std::uint64_t id = 0;
-  std::uint32_t exec_id = 0;
-  if (s.api.graph_node_id(node, &id) != CUPTI_SUCCESS || s.api.graph_exec_id(exec, &exec_id) != CUPTI_SUCCESS) {
-    return std::nullopt;
-  }
+  if (!s.api.graph_node_id || s.api.graph_node_id(node, &id) != CUPTI_SUCCESS) return std::nullopt;
   // The records name the node as the exec's copy of it: the exec's graph id in the high half,
   // the node's number within its graph in the low half (seen with CUDA 13.0, driver 580).
   return (std::uint64_t{exec_id} << 32) | (id & 0xffffffffu);

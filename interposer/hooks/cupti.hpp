@@ -43,9 +43,11 @@ std::uint64_t kernel_records();    // kernel activity records collected for the 
 std::uint64_t graph_kernel_records();
 std::unordered_map<std::uint32_t, Timing> timings();  // by correlation id
 
-// The id the kernel records of launches of `exec` give the node `node` of the graph it was
-// instantiated from, while the window is open (nullopt otherwise).
-std::optional<std::uint64_t> graph_node_id(CUgraphNode node, CUgraphExec exec);
+// CUPTI's id of an executable graph, while the window is open (nullopt otherwise).
+std::optional<std::uint32_t> graph_exec_id(CUgraphExec exec);
+// The id the kernel records of launches of the exec `exec_id` give the node `node` of the graph
+// it was instantiated from.
+std::optional<std::uint64_t> graph_node_id(CUgraphNode node, std::uint32_t exec_id);
 // The times of the kernel node `node_id` in the graph launch with that correlation id.
 std::optional<Timing> graph_node_timing(std::uint32_t launch_correlation, std::uint64_t node_id);
 

@@ -103,16 +103,15 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
   std::uint64_t first = UINT64_MAX;
   for (std::size_t i = 0; i < trace.tasks.size(); ++i) {
     const auto timing = timing_of(trace.tasks[i]);
-    if (!timing || timing->end_ns < timing->start_ns) continue;
-    timed_tasks.emplace_back(i, *timing);
-    first = std::min(first, timing->start_ns);
+    if (!timing) continue;
+    first = std::min(first, timing->start_ns);  // as before: any record found counts for the origin
+    if (timing->end_ns >= timing->start_ns) timed_tasks.emplace_back(i, *timing);
   }
   for (const auto& [i, timing] : timed_tasks) {
     trace.tasks[i].duration_us = static_cast<double>(timing.end_ns - timing.start_ns) / 1000.0;
     trace.tasks[i].extra["start_us"] = static_cast<double>(timing.start_ns - first) / 1000.0;
   }
-  const std::size_t timed = timed_tasks.size();
-  coverage["tasks_with_duration"] = timed;
+  coverage["tasks_with_duration"] = timed_tasks.size();
   return coverage;
 }
 

@@ -1,6 +1,7 @@
 #include "program_graphs.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstring>
 #include <stdexcept>
 #include <map>
@@ -213,15 +214,22 @@ NodeSnapshot* find(GraphSnapshot& g, CUgraphNode node) {
   return nullptr;
 }
 
-// Applies `change` to `node` of `exec`'s snapshot; an update of a node nimble did not see (or
-// of the wrong type) makes the exec unknown.
+// Makes `exec` unknown (the first reason is kept); the caller holds g_mu.
+void lose(CUgraphExec exec, const std::string& why) {
+  auto it = g_execs.find(exec);
+  if (it != g_execs.end() && it->second.lost.empty()) it->second.lost = why;
+}
+
+// Applies `change` to `node` of `exec`'s snapshot. An update of a node nimble did not see, or of
+// a type not in `types` (empty: any type), makes the exec unknown.
 template <class Change>
-void update(CUgraphExec exec, CUgraphNode node, CUgraphNodeType type, const char* api, Change change) {
+void update(CUgraphExec exec, CUgraphNode node, std::initializer_list<CUgraphNodeType> types, const char* api,
+            Change change) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_execs.find(exec);
   if (it == g_execs.end() || !it->second.lost.empty()) return;
   NodeSnapshot* n = find(*it->second.graph, node);
-  if (!n || n->type != type) {
+  if (!n || (types.size() > 0 && std::find(types.begin(), types.end(), n->type) == types.end())) {
     it->second.lost = std::string(api) + " changed a node nimble did not see when the graph was instantiated";
     return;
   }
@@ -229,6 +237,14 @@ void update(CUgraphExec exec, CUgraphNode node, CUgraphNodeType type, const char
     change(*n);
   } catch (const std::exception& e) {
     it->second.lost = std::string(api) + ": " + e.what();
+  }
+}
+
+void mark_dead(GraphSnapshot& g, CUgraph graph, bool parent_dead) {
+  const bool dead = parent_dead || g.graph == graph;
+  if (dead) g.alive = false;
+  for (NodeSnapshot& n : g.nodes) {
+    if (n.child) mark_dead(*n.child, graph, dead);  // embedded graphs go with their parent
   }
 }
 
@@ -248,7 +264,9 @@ const char* opaque_reason(CUgraphNodeType type) {
 // graph) events; `ends[i]` are the events a successor of node i must follow.
 class Flattener {
  public:
-  Flattener(std::vector<deps::GraphNodeEvent>& out, CUgraphExec exec) : out_(out), exec_(exec) {}
+  // `exec_id`: CUPTI's id of the exec launched, when the window has CUPTI (node durations).
+  Flattener(std::vector<deps::GraphNodeEvent>& out, std::optional<std::uint32_t> exec_id)
+      : out_(out), exec_id_(exec_id) {}
 
   // Adds `g`'s nodes after `entry` (what its roots follow); returns its sinks' events.
   std::vector<std::size_t> add(const GraphSnapshot& g, const std::vector<std::size_t>& entry) {
@@ -312,8 +330,8 @@ class Flattener {
     e.preds = before;
     describe(n, e);
     // CUPTI names the node of each kernel record by this id (attach_cupti_results).
-    if (n.type == CU_GRAPH_NODE_TYPE_KERNEL && alive) {
-      if (auto id = cupti::graph_node_id(n.handle, exec_)) e.task.detail["cupti_graph_node_id"] = *id;
+    if (n.type == CU_GRAPH_NODE_TYPE_KERNEL && alive && exec_id_) {
+      if (auto id = cupti::graph_node_id(n.handle, *exec_id_)) e.task.detail["cupti_graph_node_id"] = *id;
     }
     out_.push_back(std::move(e));
     return {out_.size() - 1};
@@ -364,7 +382,7 @@ class Flattener {
   }
 
   std::vector<deps::GraphNodeEvent>& out_;
-  CUgraphExec exec_;
+  std::optional<std::uint32_t> exec_id_;
 };
 
 }  // namespace
@@ -379,14 +397,6 @@ void instantiated(CUgraphExec exec, CUgraph graph) {
   }
   std::lock_guard<std::mutex> lock(g_mu);
   g_execs[exec] = std::move(state);
-}
-
-void mark_dead(GraphSnapshot& g, CUgraph graph, bool parent_dead) {
-  const bool dead = parent_dead || g.graph == graph;
-  if (dead) g.alive = false;
-  for (NodeSnapshot& n : g.nodes) {
-    if (n.child) mark_dead(*n.child, graph, dead);  // embedded graphs go with their parent
-  }
 }
 
 void graph_destroyed(CUgraph graph) {
@@ -406,13 +416,12 @@ void updated(CUgraphExec exec, CUgraph graph) {
   // it was instantiated from; nimble cannot pair those, so it stops describing this exec.
   (void)graph;
   std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_execs.find(exec);
-  if (it != g_execs.end()) it->second.lost = "the program updated it with cuGraphExecUpdate";
+  lose(exec, "the program updated it with cuGraphExecUpdate");
 }
 
 void kernel_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS& params) {
   InternalScope internal;
-  update(exec, node, CU_GRAPH_NODE_TYPE_KERNEL, "cuGraphExecKernelNodeSetParams", [&](NodeSnapshot& n) {
+  update(exec, node, {CU_GRAPH_NODE_TYPE_KERNEL}, "cuGraphExecKernelNodeSetParams", [&](NodeSnapshot& n) {
     std::vector<CUlaunchAttribute> attrs = std::move(n.kernel.attrs);  // attributes stay the node's
     n.kernel = kernel_node(params);
     n.kernel.attrs = std::move(attrs);
@@ -420,48 +429,33 @@ void kernel_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_KERNEL_NODE_
 }
 
 void memset_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS& params) {
-  update(exec, node, CU_GRAPH_NODE_TYPE_MEMSET, "cuGraphExecMemsetNodeSetParams",
+  update(exec, node, {CU_GRAPH_NODE_TYPE_MEMSET}, "cuGraphExecMemsetNodeSetParams",
          [&](NodeSnapshot& n) { n.fill = fill_of(params); });
 }
 
 void memcpy_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_MEMCPY3D& params) {
-  update(exec, node, CU_GRAPH_NODE_TYPE_MEMCPY, "cuGraphExecMemcpyNodeSetParams",
+  update(exec, node, {CU_GRAPH_NODE_TYPE_MEMCPY}, "cuGraphExecMemcpyNodeSetParams",
          [&](NodeSnapshot& n) { n.copy = params; });
 }
 
 void child_node_set(CUgraphExec exec, CUgraphNode node, CUgraph child) {
   InternalScope internal;
-  update(exec, node, CU_GRAPH_NODE_TYPE_GRAPH, "cuGraphExecChildGraphNodeSetParams",
+  update(exec, node, {CU_GRAPH_NODE_TYPE_GRAPH}, "cuGraphExecChildGraphNodeSetParams",
          [&](NodeSnapshot& n) { n.child = snapshot(child, 1); });
 }
 
 void host_node_set(CUgraphExec exec, CUgraphNode node, const CUDA_HOST_NODE_PARAMS& params) {
-  update(exec, node, CU_GRAPH_NODE_TYPE_HOST, "cuGraphExecHostNodeSetParams",
+  update(exec, node, {CU_GRAPH_NODE_TYPE_HOST}, "cuGraphExecHostNodeSetParams",
          [&](NodeSnapshot& n) { n.host = params.fn; });
 }
 
 void event_node_set(CUgraphExec exec, CUgraphNode node, CUevent event) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_execs.find(exec);
-  if (it == g_execs.end() || !it->second.lost.empty()) return;
-  NodeSnapshot* n = find(*it->second.graph, node);
-  if (!n || (n->type != CU_GRAPH_NODE_TYPE_EVENT_RECORD && n->type != CU_GRAPH_NODE_TYPE_WAIT_EVENT)) {
-    it->second.lost = "an event node update named a node nimble did not see";
-    return;
-  }
-  n->event = event;
+  update(exec, node, {CU_GRAPH_NODE_TYPE_EVENT_RECORD, CU_GRAPH_NODE_TYPE_WAIT_EVENT},
+         "cuGraphExecEvent{Record,Wait}NodeSetEvent", [&](NodeSnapshot& n) { n.event = event; });
 }
 
 void node_enabled(CUgraphExec exec, CUgraphNode node, bool enabled) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_execs.find(exec);
-  if (it == g_execs.end() || !it->second.lost.empty()) return;
-  NodeSnapshot* n = find(*it->second.graph, node);
-  if (!n) {
-    it->second.lost = "cuGraphNodeSetEnabled named a node nimble did not see";
-    return;
-  }
-  n->enabled = enabled;
+  update(exec, node, {}, "cuGraphNodeSetEnabled", [&](NodeSnapshot& n) { n.enabled = enabled; });
 }
 
 void node_set(CUgraphExec exec, CUgraphNode node, const CUgraphNodeParams& params) {
@@ -487,10 +481,7 @@ void node_set(CUgraphExec exec, CUgraphNode node, const CUgraphNodeParams& param
     default: break;
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_execs.find(exec);
-  if (it != g_execs.end() && it->second.lost.empty()) {
-    it->second.lost = "cuGraphExecNodeSetParams changed a node of a type nimble does not follow";
-  }
+  lose(exec, "cuGraphExecNodeSetParams changed a node of a type nimble does not follow");
 }
 
 bool describe_nodes(CUgraphExec exec, deps::TaskEvent& launch, std::string* why_not) {
@@ -505,7 +496,7 @@ bool describe_nodes(CUgraphExec exec, deps::TaskEvent& launch, std::string* why_
     return false;
   }
   try {
-    Flattener(launch.graph_nodes, exec).add(*it->second.graph, {});
+    Flattener(launch.graph_nodes, cupti::graph_exec_id(exec)).add(*it->second.graph, {});
   } catch (const std::exception& e) {
     launch.graph_nodes.clear();
     *why_not = e.what();

@@ -62,11 +62,22 @@ Node* find_anywhere(CUgraphNode handle) {
 
 // Adds `n` to `graph` after `deps` (explicit graph building); returns its handle.
 CUgraphNode add_node(CUgraph graph, const CUgraphNode* deps, size_t count, Node n) {
+  std::lock_guard<std::mutex> lock(g_mu);
   n.handle = fresh_locked<CUgraphNode>();
   n.preds.assign(deps, deps + count);
   n.arg_size = n.args.size();
   g_graphs[graph].push_back(std::move(n));
   return g_graphs[graph].back().handle;
+}
+
+// Hands the node `handle` names (in any graph) to `read`; CUDA_ERROR_INVALID_VALUE when none does.
+template <class Read>
+CUresult read_node(CUgraphNode handle, Read read) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  const Node* n = find_anywhere(handle);
+  if (!n) return CUDA_ERROR_INVALID_VALUE;
+  read(*n);
+  return CUDA_SUCCESS;
 }
 
 // A copy of `graph` with fresh node handles (child graph nodes embed one).
@@ -207,11 +218,7 @@ CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode* from, CUgraphNode* to, CUgra
   return CUDA_SUCCESS;
 }
 CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  const Node* n = find_anywhere(node);
-  if (!n) return CUDA_ERROR_INVALID_VALUE;
-  *type = n->type;
-  return CUDA_SUCCESS;
+  return read_node(node, [&](const Node& n) { *type = n.type; });
 }
 CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* p) {
   // The node owns what it hands out: its argument bytes as an `extra` buffer.
@@ -233,18 +240,10 @@ CUresult cuGraphKernelNodeGetAttribute(CUgraphNode, CUkernelNodeAttrID, CUkernel
   return CUDA_SUCCESS;
 }
 CUresult cuGraphHostNodeGetParams(CUgraphNode node, CUDA_HOST_NODE_PARAMS* p) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  const Node* n = find_anywhere(node);
-  if (!n) return CUDA_ERROR_INVALID_VALUE;
-  *p = n->host;
-  return CUDA_SUCCESS;
+  return read_node(node, [&](const Node& n) { *p = n.host; });
 }
 CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* child) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  const Node* n = find_anywhere(node);
-  if (!n) return CUDA_ERROR_INVALID_VALUE;
-  *child = n->child;
-  return CUDA_SUCCESS;
+  return read_node(node, [&](const Node& n) { *child = n.child; });
 }
 CUresult cuGraphCreate(CUgraph* g, unsigned) {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -257,7 +256,6 @@ CUresult cuGraphAddKernelNode_v2(CUgraphNode* out, CUgraph g, const CUgraphNode*
   Node n;
   n.function = p->func;
   n.args = fake::kernel_args(p->func, p->kernelParams, p->extra);
-  std::lock_guard<std::mutex> lock(g_mu);
   *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -266,7 +264,6 @@ CUresult cuGraphAddMemsetNode(CUgraphNode* out, CUgraph g, const CUgraphNode* de
   Node n;
   n.type = CU_GRAPH_NODE_TYPE_MEMSET;
   n.memset = *p;
-  std::lock_guard<std::mutex> lock(g_mu);
   *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
@@ -275,22 +272,22 @@ CUresult cuGraphAddHostNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps
   Node n;
   n.type = CU_GRAPH_NODE_TYPE_HOST;
   n.host = *p;
-  std::lock_guard<std::mutex> lock(g_mu);
   *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
 CUresult cuGraphAddEmptyNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count) {
   Node n;
   n.type = CU_GRAPH_NODE_TYPE_EMPTY;
-  std::lock_guard<std::mutex> lock(g_mu);
   *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
 CUresult cuGraphAddChildGraphNode(CUgraphNode* out, CUgraph g, const CUgraphNode* deps, size_t count, CUgraph child) {
   Node n;
   n.type = CU_GRAPH_NODE_TYPE_GRAPH;
-  std::lock_guard<std::mutex> lock(g_mu);
-  n.child = clone_locked(child);
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    n.child = clone_locked(child);
+  }
   *out = add_node(g, deps, count, std::move(n));
   return CUDA_SUCCESS;
 }
