@@ -23,6 +23,7 @@ std::string g_last_call;
 std::map<std::string, int> g_counts;
 std::uint64_t g_next_address = 0x7f0000000000ULL;
 std::uint64_t g_next_handle = 0x1000;
+std::map<CUdeviceptr, std::size_t> g_allocations;  // cuMemAlloc: base -> size
 
 using fake::called;
 using fake::Entry;
@@ -173,6 +174,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(g_mu);
   *p = g_next_address;
   g_next_address += (bytes + 0xfffff) & ~std::uint64_t{0xfffff};
+  g_allocations[*p] = bytes;
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(CUdeviceptr) { called("cuMemFree_v2"); return CUDA_SUCCESS; }
@@ -215,7 +217,16 @@ CUresult cuMemsetD32Async(CUdeviceptr, unsigned, size_t, CUstream s) {
   if (capture) fake::captured(s, nullptr, {});
   return CUDA_SUCCESS;
 }
-CUresult cuPointerGetAttribute(void* out, CUpointer_attribute, CUdeviceptr p) {
+CUresult cuPointerGetAttribute(void* out, CUpointer_attribute attribute, CUdeviceptr p) {
+  if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR || attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+    std::lock_guard<std::mutex> lock(g_mu);  // cuMemAlloc's allocations
+    auto it = g_allocations.upper_bound(p);
+    if (it == g_allocations.begin() || p - std::prev(it)->first >= std::prev(it)->second) return CUDA_ERROR_INVALID_VALUE;
+    --it;
+    if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) *static_cast<CUdeviceptr*>(out) = it->first;
+    else *static_cast<std::size_t*>(out) = it->second;
+    return CUDA_SUCCESS;
+  }
   *static_cast<unsigned*>(out) = p >= 0x7f0000000000ULL && p < 0x7f8000000000ULL
                                      ? CU_MEMORYTYPE_DEVICE
                                      : CU_MEMORYTYPE_HOST;

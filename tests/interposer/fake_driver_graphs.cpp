@@ -5,6 +5,7 @@
 // iterations from eager ones. Graphs keep their nodes (kernel arguments, edges, child graphs),
 // execs their own copy (changed by node updates), and a graph launch runs its kernel nodes into
 // the work digest and calls its host nodes.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -31,7 +32,7 @@ struct Node {
   CUDA_HOST_NODE_PARAMS host{};
   CUgraph child = nullptr;        // CU_GRAPH_NODE_TYPE_GRAPH: the node's own copy
 };
-std::map<CUstream, std::vector<Node>> g_pending;  // per capturing stream
+std::map<CUstream, CUgraph> g_capture_graph;  // per capturing stream: the graph it builds
 std::map<CUgraph, std::vector<Node>> g_graphs;
 std::map<CUgraphExec, std::vector<Node>> g_execs;
 
@@ -111,6 +112,17 @@ void run_nodes(const std::vector<Node>& nodes) {
   }
 }
 
+// Edges changed in place (the Python API's rewiring): `to` gains or loses `from` as predecessor.
+template <class Change>
+CUresult change_edges(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, size_t n, Change change) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto& nodes = g_graphs[g];
+  for (std::size_t i = 0; i < n; ++i) {
+    Node* target = find_node(nodes, to[i]);
+    if (!target || !find_node(nodes, from[i]) || !change(target->preds, from[i])) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
 }  // namespace
 
 namespace fake {
@@ -128,7 +140,7 @@ void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args) {
   n.function = f;
   n.args = std::move(args);
   n.arg_size = n.args.size();
-  auto& pending = g_pending[stream];
+  auto& pending = g_graphs[g_capture_graph[stream]];
   if (!pending.empty()) n.preds.push_back(pending.back().handle);  // stream order: a chain
   pending.push_back(std::move(n));
 }
@@ -141,26 +153,32 @@ CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode) {
   fake::called("cuStreamBeginCapture");
   std::lock_guard<std::mutex> lock(g_mu);
   g_capturing.insert(s);
+  g_capture_graph[s] = fresh_locked<CUgraph>();
   return CUDA_SUCCESS;
 }
 CUresult cuStreamEndCapture(CUstream s, CUgraph* g) {
   fake::called("cuStreamEndCapture");
-  *g = fresh<CUgraph>();
   std::lock_guard<std::mutex> lock(g_mu);
   g_capturing.erase(s);
-  g_graphs[*g] = std::move(g_pending[s]);
-  g_pending.erase(s);
+  *g = g_capture_graph[s];
+  g_graphs[*g];
+  g_capture_graph.erase(s);
   return CUDA_SUCCESS;
 }
-CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
+CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph* graph,
                                    const CUgraphNode** deps, const CUgraphEdgeData**, size_t* count) {
   static thread_local CUgraphNode last;  // "the node just added"
+  bool active = false;
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    auto it = g_pending.find(s);
-    last = it != g_pending.end() && !it->second.empty() ? it->second.back().handle : fresh_locked<CUgraphNode>();
+    auto it = g_capture_graph.find(s);
+    active = it != g_capture_graph.end();
+    const std::vector<Node>* nodes = active ? &g_graphs[it->second] : nullptr;
+    last = nodes && !nodes->empty() ? nodes->back().handle : fresh_locked<CUgraphNode>();
+    if (graph) *graph = active ? it->second : nullptr;
   }
-  if (status) *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  // Callers outside nimble's replay (the Python API's marks) ask streams that are not capturing.
+  if (status) *status = active || !graph ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   if (deps) *deps = &last;
   if (count) *count = 1;
   return CUDA_SUCCESS;
@@ -216,6 +234,23 @@ CUresult cuGraphGetEdges_v2(CUgraph g, CUgraphNode* from, CUgraphNode* to, CUgra
   }
   *n = count;
   return CUDA_SUCCESS;
+}
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData*,
+                                   size_t n) {
+  return change_edges(g, from, to, n, [](std::vector<CUgraphNode>& preds, CUgraphNode p) {
+    if (std::find(preds.begin(), preds.end(), p) != preds.end()) return false;  // as the driver: no duplicates
+    preds.push_back(p);
+    return true;
+  });
+}
+CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode* from, const CUgraphNode* to,
+                                      const CUgraphEdgeData*, size_t n) {
+  return change_edges(g, from, to, n, [](std::vector<CUgraphNode>& preds, CUgraphNode p) {
+    auto it = std::find(preds.begin(), preds.end(), p);
+    if (it == preds.end()) return false;
+    preds.erase(it);
+    return true;
+  });
 }
 CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType* type) {
   return read_node(node, [&](const Node& n) { *type = n.type; });
@@ -358,6 +393,8 @@ const Entry kGraphEntries[] = {
     E("cuGraphDestroy", 10000, cuGraphDestroy),
     E("cuGraphGetNodes", 10000, cuGraphGetNodes),
     E("cuGraphGetEdges", 12030, cuGraphGetEdges_v2),
+    E("cuGraphAddDependencies", 12030, cuGraphAddDependencies_v2),
+    E("cuGraphRemoveDependencies", 12030, cuGraphRemoveDependencies_v2),
     E("cuGraphNodeGetType", 10000, cuGraphNodeGetType),
     E("cuGraphKernelNodeGetAttribute", 11000, cuGraphKernelNodeGetAttribute),
     E("cuGraphHostNodeGetParams", 10000, cuGraphHostNodeGetParams),

@@ -1,0 +1,87 @@
+// Rewiring a framework's captured CUDA graph (torch.cuda.graph and the like): the graph the
+// framework captured on one stream is a chain; its nodes are kept (and with them the framework's
+// memory, RNG state and replay), only its edges are replaced by the dependencies nimble infers
+// from memory, so independent work runs concurrently. CUDA-free: the decisions live here and are
+// tested in CI; graph_rewire.cpp reads and writes the graph through the driver.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "deps/engine.hpp"
+
+namespace nimble::replayer::rewire {
+
+// What a node of the captured graph is, as far as ordering goes: kernels, copies and memsets
+// whose memory is known are ordered by memory conflicts alone; every other node (events, host
+// nodes, empty joins, kernels whose arguments cannot be read) keeps all order around it.
+enum class NodeKind { Kernel, Memcpy, Memset, Other };
+
+struct Node {
+  NodeKind kind = NodeKind::Other;
+  std::vector<deps::MemAccess> accesses;  // an `everything` access makes it keep all order
+  // The operation that launched it (0: unknown). Nodes of one operation keep their order (they
+  // share temporaries nimble only knows as whole allocations; the order costs little).
+  std::size_t operation = 0;
+};
+
+// A tensor the framework told nimble about: the storage of an argument or a result of the
+// operation that launched a node (its extent is exact, and the operation's schema says whether
+// it writes it).
+struct Extent {
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+  bool written = false;
+};
+
+// The driver's allocation containing an address (cuPointerGetAttribute's range), or nullopt
+// when the address is no memory the driver knows (then the word is a scalar, not a pointer).
+struct Range {
+  std::uint64_t addr = 0;
+  std::uint64_t size = 0;
+};
+using RangeLookup = std::function<std::optional<Range>(std::uint64_t address)>;
+
+struct PointerCounts {
+  std::size_t in_operation_tensors = 0;  // resolved to a tensor of the node's operation
+  std::size_t whole_allocations = 0;     // resolved only to the driver's allocation (read-write)
+};
+
+// The memory a kernel touches, from its argument bytes: every 8-byte aligned word inside a
+// parameter that lies in one of `operation` (the launching operation's tensors) is an access of
+// that tensor (read, or read-write when the operation writes it); any other word the driver
+// knows as memory is an access of that whole allocation, read-write (the operation's workspace
+// or temporary, or memory reached by a pointer nimble cannot attribute: never guess an extent).
+std::vector<deps::MemAccess> kernel_accesses(const std::vector<std::uint8_t>& args,
+                                             const std::vector<deps::ParamLayout>& params,
+                                             const std::vector<Extent>& operation,
+                                             const RangeLookup& lookup, PointerCounts* counts);
+
+// How the new edges are chosen.
+//  * Chain: the capture order (what the framework captured; for comparison).
+//  * Reduced: the inferred dependencies after transitive reduction (the driver maps them).
+//  * Schedule: the Nimble algorithm's streams (scheduler/schedule.hpp) as edges: each node after
+//    the previous node of its stream and after the nodes it waits for.
+enum class Wiring { Chain, Reduced, Schedule };
+const char* wiring_name(Wiring wiring);
+std::optional<Wiring> parse_wiring(std::string_view name);
+
+struct Plan {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (from, to) node indices, from < to
+  std::size_t dependencies = 0;     // inferred edges before reduction
+  std::size_t reduced = 0;          // after transitive reduction
+  std::size_t streams = 1;          // Schedule: streams; others: the width the edges allow is not counted
+  std::size_t syncs = 0;            // Schedule: cross-stream waits
+  std::size_t longest_path = 0;     // nodes on the longest path of the reduced dependencies
+};
+
+// Nodes in capture order (a topological order of the captured graph). Throws
+// std::invalid_argument for an empty graph.
+Plan plan(const std::vector<Node>& nodes, Wiring wiring);
+
+}  // namespace nimble::replayer::rewire
