@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
-cmake --build build -j"$(nproc)" --target nimble nimble_preload branches branches_check bench_check launch_rate run_loop
+cmake --build build -j"$(nproc)" --target nimble nimble_preload nimble_graph branches branches_check bench_check launch_rate run_loop
 rm -rf build-gpu
 cp -a build build-gpu
 rm -f build-gpu/bin/*_tests build-gpu/bin/nimble-sched-bench build-gpu/lib/*.a

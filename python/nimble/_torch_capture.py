@@ -128,15 +128,19 @@ class Captured:
         self.wiring = wiring
 
 
-def capture(fn, *, pool=None, stream=None, session=None, isolate=True):
+def capture(fn, *, pool=None, stream=None, session=None, isolate=True, plain=False):
     """Runs fn() under capture; returns (Captured, fn's result). Raises NimbleError when nimble
-    could not follow the capture (the caller falls back to PyTorch's own graph)."""
+    could not follow the capture (the caller falls back to PyTorch's own graph). plain: no marks
+    at all, exactly PyTorch's own graph (only the "chain" wiring makes sense for it)."""
     session = session or Session()
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     marks = _OperationMarks(session, isolate)
     with torch.cuda.graph(graph, pool=pool, stream=stream):
-        with marks:
+        if plain:
             result = fn()
+        else:
+            with marks:
+                result = fn()
     marks.kept.clear()
     if marks.error is not None:
         graph.instantiate()
