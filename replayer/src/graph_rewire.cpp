@@ -327,10 +327,7 @@ nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, rw::Wiring wi
   std::map<std::string, std::size_t> kinds;
   for (CUgraphNode handle : order) {
     nodes.push_back(read_node(s, handle, counts, &without_op));
-    ++kinds[nodes.back().kind == rw::NodeKind::Kernel   ? "kernel"
-            : nodes.back().kind == rw::NodeKind::Memcpy ? "memcpy"
-            : nodes.back().kind == rw::NodeKind::Memset ? "memset"
-                                                        : "other"];
+    ++kinds[rw::node_kind_name(nodes.back().kind)];
   }
   const rw::Plan plan = rw::plan(nodes, wiring);
   Edges after;

@@ -23,16 +23,6 @@ const Extent* containing(const std::vector<Extent>& operation, std::uint64_t wor
   return found;
 }
 
-const char* kind_name(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::Kernel: return "kernel";
-    case NodeKind::Memcpy: return "memcpy";
-    case NodeKind::Memset: return "memset";
-    case NodeKind::Other: break;
-  }
-  return "graph_node";  // not relaxable: keeps all order around it
-}
-
 // Inferred dependencies (predecessor lists by node index) from the engine under the Memory
 // policy: the same conflict rules as a recording, on one stream.
 std::vector<std::vector<scheduler::NodeIndex>> infer(const std::vector<Node>& nodes) {
@@ -44,7 +34,7 @@ std::vector<std::vector<scheduler::NodeIndex>> infer(const std::vector<Node>& no
   std::unordered_map<trace::TaskId, scheduler::NodeIndex> index_of;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     deps::TaskEvent event;
-    event.kind = kind_name(nodes[i].kind);
+    event.kind = node_kind_name(nodes[i].kind);
     event.stream = kStream;
     event.accesses = nodes[i].accesses;
     if (nodes[i].operation != 0) {
@@ -102,6 +92,16 @@ std::vector<deps::MemAccess> kernel_accesses(const std::vector<std::uint8_t>& ar
     }
   }
   return out;
+}
+
+const char* node_kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Kernel: return "kernel";
+    case NodeKind::Memcpy: return "memcpy";
+    case NodeKind::Memset: return "memset";
+    case NodeKind::Other: break;
+  }
+  return "other";  // not relaxable: keeps all order around it
 }
 
 const char* wiring_name(Wiring wiring) {

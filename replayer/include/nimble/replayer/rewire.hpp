@@ -21,6 +21,9 @@ namespace nimble::replayer::rewire {
 // whose memory is known are ordered by memory conflicts alone; every other node (events, host
 // nodes, empty joins, kernels whose arguments cannot be read) keeps all order around it.
 enum class NodeKind { Kernel, Memcpy, Memset, Other };
+// "kernel", "memcpy", "memset", "other": the names in reports, and the engine's task kinds (only
+// the first three are ordered by memory alone).
+const char* node_kind_name(NodeKind kind);
 
 struct Node {
   NodeKind kind = NodeKind::Other;
