@@ -32,6 +32,7 @@ struct Engine::State {
   detail::AllocationTable allocations;
   detail::MemoryState memory;
   std::vector<TaskRecord> tasks;
+  std::vector<std::size_t> event_points;  // tasks recorded before each event record or wait
   // Stream ids for the nodes of program graph launches, apart from the streams' own.
   detail::StreamId next_graph_stream = detail::StreamId{1} << 62;
 
@@ -114,12 +115,19 @@ void Engine::freed(std::uint64_t addr, StreamHandle /*stream*/) {
 
 void Engine::event_recorded(EventHandle event, StreamHandle stream, ThreadId thread) {
   std::lock_guard lock(state_->mutex);
+  if (state_->capturing) state_->event_points.push_back(state_->tasks.size());
   state_->order.event_recorded(event, state_->order.resolve(stream, thread));
 }
 
 void Engine::stream_waited(StreamHandle stream, EventHandle event, ThreadId thread) {
   std::lock_guard lock(state_->mutex);
+  if (state_->capturing) state_->event_points.push_back(state_->tasks.size());
   state_->order.stream_waited(state_->order.resolve(stream, thread), event);
+}
+
+std::vector<std::size_t> Engine::event_points() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->event_points;
 }
 
 void Engine::host_synced_stream(StreamHandle stream, ThreadId thread, const std::string& api) {
@@ -297,6 +305,7 @@ void Engine::begin_capture() {
   State& st = *state_;
   if (st.capturing) return;
   st.tasks.clear();
+  st.event_points.clear();
   st.order.reset_window();
   st.order.set_policy(st.requested_policy);
   st.memory.reset();

@@ -116,6 +116,10 @@ class Engine {
   // depend on it.
   void event_recorded(EventHandle event, StreamHandle stream, ThreadId thread);
   void stream_waited(StreamHandle stream, EventHandle event, ThreadId thread);
+  // Where the window's event records and waits fell among its tasks: for each, in issue order,
+  // how many tasks were recorded before it. They are not tasks, but a replay that holds work
+  // back must have everything before them on the GPU there (`nimble run` ends a graph there).
+  std::vector<std::size_t> event_points() const;
 
   // Host synchronisation: the host blocked until the named work finished. Later tasks from
   // any thread are ordered after it. Recorded as a task of kind "sync".

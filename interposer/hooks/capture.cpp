@@ -245,7 +245,7 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
   // `nimble run`: later iterations that match this one are launched as graphs.
   if (config_.run && !at_exit) {
     RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
-                               auto_range_ ? auto_range_->fingerprint() : 0};
+                               auto_range_ ? auto_range_->fingerprint() : 0, engine().event_points()};
     const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
     if (again && may_record_again) watch_again();
     if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

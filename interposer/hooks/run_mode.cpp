@@ -72,11 +72,6 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
     return "the recorded iteration cannot be replayed safely (" + std::to_string(planned.problems.size()) +
            " problem(s)); first: " + planned.problems.front();
   }
-  if (planned.plan->host_functions > 0) {
-    // A replayed iteration would have to call them at their place; nimble run does not yet.
-    return "the recorded iteration calls " + std::to_string(planned.plan->host_functions) +
-           " host function(s) (cuLaunchHostFunc), which nimble run does not replay";
-  }
   if (!planned.plan->shadow_sizes.empty()) {
     // Stream-ordered frees can wait until the work before them is launched (held_frees); a
     // synchronous cuMemFree inside the iteration synchronises, and a schedule over several
@@ -397,7 +392,10 @@ std::string add_recording(RunState& r, trace::Trace trace, const RecordedIterati
   replayer::RecordingSetup setup;
   setup.name = recorded.path;
   setup.plan = replayer::with_program_pointers(std::move(*planned.plan));
-  setup.segments = replayer::segments_of(setup.plan, static_cast<std::size_t>(config().run_piece));
+  // Host functions are ops that only order (a segment ends there and the program's own call runs
+  // then); so are event records and waits, which are not ops: a segment ends where they were.
+  setup.segments =
+      replayer::segments_of(setup.plan, static_cast<std::size_t>(config().run_piece), recorded.event_points);
   // One stream keeps the program's order: any argument may change. A schedule over several
   // streams was built from the recorded addresses: they must stay.
   setup.rule = setup.plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;

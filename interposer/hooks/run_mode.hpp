@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hook_table.hpp"
 #include "nimble/replayer/short_circuit.hpp"
@@ -22,6 +23,7 @@ struct RecordedIteration {
   std::string path;                 // where its trace was written
   std::uint64_t first_signature = 0;  // of its first GPU call (signature.hpp), 0: unknown
   std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
+  std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
 };
 
 // A recorded iteration was written: it becomes a recording (scheduled, graphs built) or is

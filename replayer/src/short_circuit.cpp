@@ -2,19 +2,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 namespace nimble::replayer {
 
-std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops) {
+std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, const std::vector<std::size_t>& breaks) {
   std::vector<Segment> segments;
   std::size_t begin = 0;
   auto close = [&](std::size_t end) {
     if (end > begin) segments.push_back({begin, end, false});
     begin = end;
   };
+  const std::set<std::size_t> break_at(breaks.begin(), breaks.end());
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    if (break_at.count(i)) close(i);
     const Op& op = plan.ops[i];
     if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
       close(i);

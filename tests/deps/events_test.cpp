@@ -26,6 +26,25 @@ class Events : public ::testing::Test {
   Engine engine;
 };
 
+// Where records and waits fell among the window's tasks (nimble run ends a graph there); a new
+// window starts a new list, and records outside any window are not listed.
+TEST_F(Events, RecordsAndWaitsInTheWindowAreListedWithTheTasksBeforeThem) {
+  engine.event_recorded(kE, kA, 1);
+  launch(engine, kA);
+  launch(engine, kA);
+  engine.event_recorded(kE, kA, 1);
+  engine.stream_waited(kB, kE, 1);
+  launch(engine, kB);
+  EXPECT_EQ(engine.event_points(), (std::vector<std::size_t>{0, 2, 2}));
+  engine.end_capture();
+  engine.event_recorded(kF, kA, 1);
+  EXPECT_EQ(engine.event_points().size(), 3u);
+  engine.begin_capture();
+  launch(engine, kA);
+  engine.stream_waited(kA, kF, 1);
+  EXPECT_EQ(engine.event_points(), (std::vector<std::size_t>{1}));
+}
+
 TEST_F(Events, WaitOrdersTheNextTaskAfterTheRecordedWork) {
   auto a0 = launch(engine, kA);
   engine.event_recorded(kE, kA, 1);

@@ -246,6 +246,13 @@ CUresult cuEventCreate(CUevent* e, unsigned) {
 }
 CUresult cuEventRecord(CUevent, CUstream) { called("cuEventRecord"); return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned) { called("cuStreamWaitEvent"); return CUDA_SUCCESS; }
+CUresult cuEventQuery(CUevent) { called("cuEventQuery"); return CUDA_SUCCESS; }  // always complete
+// Work runs at once here, so a host function runs when it is enqueued.
+CUresult cuLaunchHostFunc(CUstream, CUhostFn fn, void* data) {
+  called("cuLaunchHostFunc");
+  fn(data);
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
 CUresult cuStreamQuery(CUstream) { called("cuStreamQuery"); return CUDA_SUCCESS; }  // always complete
 CUresult cuCtxSynchronize() { called("cuCtxSynchronize"); return CUDA_SUCCESS; }
@@ -291,6 +298,8 @@ const Entry kEntries[] = {
     E("cuEventCreate", 2000, false, cuEventCreate),
     E("cuEventRecord", 2000, false, cuEventRecord),
     E("cuStreamWaitEvent", 3020, false, cuStreamWaitEvent),
+    E("cuEventQuery", 2000, false, cuEventQuery),
+    E("cuLaunchHostFunc", 10000, false, cuLaunchHostFunc),
     E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
     E("cuStreamQuery", 2000, false, cuStreamQuery),
     E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),

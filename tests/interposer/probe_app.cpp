@@ -227,6 +227,40 @@ int loop(int iterations, int change_at) {
   return 0;
 }
 
+// The single-stream loop with what CuPy, JAX and timing code put between kernels: an event
+// recorded after the first kernel (a timing or a pool's event), a host function (JAX marks buffers
+// ready with one), and the event queried while later work is still being issued. Iteration 1 is
+// bracketed by cuProfilerStart/Stop. Prints the work digest and how often the host function ran.
+int host_function_calls = 0;
+void count_host_function(void* counter) { ++*static_cast<int*>(counter); }
+
+int loop_events(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  CUevent event = nullptr;
+  cuEventCreate(&event, 0);
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    int n = 100 + i;
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    cuEventRecord(event, nullptr);
+    cuLaunchHostFunc(nullptr, count_host_function, &host_function_calls);
+    cuMemsetD32Async(b, static_cast<unsigned>(i), 16, nullptr);
+    cuEventQuery(event);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("work=%016llx host_functions=%d\n", static_cast<unsigned long long>(fake_driver_work_digest()),
+              host_function_calls);
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // A program as people write it, with nothing bracketed: a set-up that repeats its own short
 // pattern (each parameter initialised by a kernel, uploaded and synchronised, as timm and
 // transformers models are built), then `epochs` of `steps` training steps and `evals` eval steps
@@ -512,6 +546,7 @@ int main(int argc, char** argv) {
   if (mode == "bench") return bench();
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
+  if (mode == "loop-events") return loop_events(8);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);

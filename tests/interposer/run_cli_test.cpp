@@ -104,6 +104,22 @@ TEST(RunCommand, LaterIterationsRunAsGraphsWithThisIterationsScalars) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("loop").output));
 }
 
+// An event recorded between kernels ends a graph there (the work it stands for is on the GPU
+// when the program records it again), a host function is the program's own call in its place,
+// and querying the event needs nothing held back: every later iteration is replayed.
+TEST(RunCommand, EventsAndHostFunctionsInsideTheIterationAreReplayedAround) {
+  const auto [r, summary, c] = run_loop("loop-events");
+  if (HasFailure()) return;
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2) << r.output;
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  EXPECT_EQ(c.at("kernels_run"), 4) << r.output;       // iterations 0 and 1 only
+  // Three graphs per replayed iteration: the kernel before the event; the memset; the kernel after
+  // the query (a completed query is a host sync of the trace: a segment ends there too).
+  EXPECT_EQ(c.at("graph_launches"), 18) << r.output;
+  EXPECT_NE(r.output.find("host_functions=8"), std::string::npos) << r.output;  // once per iteration
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("loop-events").output));
+}
+
 TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
   const auto [r, summary, c] = run_loop("loop-change");
   if (HasFailure()) return;

@@ -146,6 +146,30 @@ TEST_F(ShortCircuitTest, AMismatchRightAfterTheFirstOpIsAFalseStartNotAFallBack)
   EXPECT_NE(sc.summary_text().find("0 fall-back(s), 1 false start(s)"), std::string::npos) << sc.summary_text();
 }
 
+// The program recorded an event after the kernel when the iteration was recorded: the segment
+// ends there, so when it records the event again everything before is on the GPU (no fall-back).
+TEST_F(ShortCircuitTest, ASegmentEndsWhereTheProgramRecordedAnEvent) {
+  const auto s = segments_of(device_only_, 0, {1});
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].end, 1u);  // the kernel
+  EXPECT_EQ(s[1].end, 4u);  // DtoD copy, memset, sync
+  ShortCircuit sc(device_only_, s, on_device, executor_);
+  EXPECT_EQ(sc.on_call(kernel()), Action::Deferred);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0"}));
+  sc.on_host_visible_point("recorded an event");
+  EXPECT_EQ(sc.on_call(dtod()), Action::Deferred);
+  EXPECT_EQ(sc.on_call(memset()), Action::Deferred);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0", "launch 1"}));
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
+  // Without the break the same event record falls back.
+  LoggingExecutor other;
+  ShortCircuit whole(device_only_, segments_of(device_only_), on_device, other);
+  whole.on_call(kernel());
+  whole.on_host_visible_point("recorded an event");
+  EXPECT_EQ(other.log, (std::vector<std::string>{"issue 0 kernel"}));
+  EXPECT_EQ(whole.summary().fallbacks.size(), 1u);
+}
+
 TEST_F(ShortCircuitTest, LookingAtResultsMidSegmentFallsBack) {
   ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   sc.on_call(kernel());

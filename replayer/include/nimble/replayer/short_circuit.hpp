@@ -33,12 +33,15 @@ GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches);
 // (the host data is read, or the result is there, exactly when the program expects). Other
 // segments end at a host-visible point (a sync) or at the end; with `max_ops` > 0, longer
 // stretches are cut into pieces of that many ops, so the first piece starts on the GPU while
-// the program still issues the later ones.
+// the program still issues the later ones. A segment also ends at each of `breaks` (op
+// positions: the program recorded or waited for an event there, so everything before must be on
+// the GPU when it does).
 struct Segment {
   std::size_t begin = 0, end = 0;
   bool program_runs = false;  // a host copy: matched, then run by the program's own call
 };
-std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0);
+std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0,
+                                 const std::vector<std::size_t>& breaks = {});
 
 class Executor {
  public:
