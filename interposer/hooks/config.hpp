@@ -52,8 +52,9 @@ struct Config {
   // process before a recording is trusted; it is dropped when replay was not faster (0: no trial).
   int run_trial = 4;
   // NIMBLE_RUN_MIN_SPEEDUP: the trial keeps a recording whose replay is at least this much
-  // faster than the program's own iterations (plain / replayed medians).
-  double run_min_speedup = 1.0;
+  // faster than the program's own iterations (plain / replayed medians). Above 1: two blocks of
+  // one program's iterations differ by a few percent, so a replay measured at 1.01x may be slower.
+  double run_min_speedup = 1.05;
   // NIMBLE_RUN_STALE: calls run eagerly, with no recorded iteration begun, before nimble run looks
   // for (and records) the iteration the program runs now (at least twice the longest recording).
   int run_stale = 1024;

@@ -166,14 +166,14 @@ TEST(Config, RunRecordingsTrialAndStaleness) {
   Config c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_RUN", "1"}});
   EXPECT_EQ(c.run_recordings, 4);
   EXPECT_EQ(c.run_trial, 4);
-  EXPECT_DOUBLE_EQ(c.run_min_speedup, 1.0);
+  EXPECT_DOUBLE_EQ(c.run_min_speedup, 1.05);
   EXPECT_EQ(c.run_stale, 1024);
   c = parse({{"NIMBLE_MODE", "record"}, {"NIMBLE_RUN", "1"}, {"NIMBLE_RUN_RECORDINGS", "16"}, {"NIMBLE_RUN_TRIAL", "0"},
-             {"NIMBLE_RUN_MIN_SPEEDUP", "1.05"}, {"NIMBLE_RUN_STALE", "64"}});
+             {"NIMBLE_RUN_MIN_SPEEDUP", "1.2"}, {"NIMBLE_RUN_STALE", "64"}});
   EXPECT_TRUE(c.errors.empty());
   EXPECT_EQ(c.run_recordings, 16);
   EXPECT_EQ(c.run_trial, 0);
-  EXPECT_DOUBLE_EQ(c.run_min_speedup, 1.05);
+  EXPECT_DOUBLE_EQ(c.run_min_speedup, 1.2);
   EXPECT_EQ(c.run_stale, 64);
   for (const auto& [name, bad] : std::vector<std::pair<const char*, const char*>>{
            {"NIMBLE_RUN_RECORDINGS", "0"}, {"NIMBLE_RUN_RECORDINGS", "17"}, {"NIMBLE_RUN_TRIAL", "-1"},

@@ -67,4 +67,5 @@ def _report():
     steady = sorted(_times[len(_times) // 4:]) or [0.0]
     total = hashlib.sha256("".join(_digests).encode()).hexdigest()[:16]
     print("CORPUS " + json.dumps({"digest": total, "steps": len(_digests), "step_digests": _digests,
-                                  "median_ms": steady[len(steady) // 2], "mode": MODE}), flush=True)
+                                  "median_ms": steady[len(steady) // 2], "mode": MODE,
+                                  "step_ms": [round(t, 4) for t in _times]}), flush=True)

@@ -35,7 +35,7 @@ struct RunOptions {
   // The payoff trial: blocks of this many iterations, replayed and plain in turn, timed in this
   // process; the recording is kept when replay was faster (0: trusted without a trial).
   std::size_t trial_block = 4;
-  double min_speedup = 1.0;         // below this (plain / replayed medians) a trial drops the recording
+  double min_speedup = 1.05;        // below this (plain / replayed medians) a trial drops the recording
   std::size_t compare_block = 0;    // --compare N: alternate blocks of N for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
