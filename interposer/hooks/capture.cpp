@@ -64,6 +64,13 @@ void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool k
   }
 }
 
+void CaptureControl::note_issuer(std::uint64_t stream, std::uint64_t thread) {
+  if (!auto_range_ || finished_ || windows_written_ > 0) return;
+  constexpr std::size_t kMostKept = 64;
+  if (streams_seen_.size() < kMostKept) streams_seen_.insert(stream);
+  if (threads_seen_.size() < kMostKept) threads_seen_.insert(thread);
+}
+
 void CaptureControl::after_task() {
   if (!close_after_task_) return;
   close_after_task_ = false;
@@ -158,8 +165,14 @@ void CaptureControl::at_exit() {
         break;
       case CaptureRange::Auto:
         hint = "no repeating period was found in " +
-               std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) +
-               " tasks. Run more iterations, or bracket one with cudaProfilerStart/Stop";
+               std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
+        if (streams_seen_.size() > 1) {
+          hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +
+                  std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "
+                  "iteration to the next, as with JAX's transfer streams, no period repeats exactly; "
+                  "nimble run replays iterations issued on one stream)";
+        }
+        hint += ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
         break;
       case CaptureRange::Nvtx:
         hint = "no NVTX range named \"" + config_.nvtx_name + "\" was seen" +

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 #include <string>
 #include <string_view>
@@ -26,6 +27,10 @@ class CaptureControl {
   void before_task(std::uint64_t signature, bool host_sync, bool kernel,
                    std::uint32_t correlation = 0);
   void after_task();
+  // Which stream and thread a task the automatic range watches came from: when no period is
+  // found, the exit message says how many (several streams fed from several threads seldom
+  // interleave alike twice, so their sequence does not repeat exactly).
+  void note_issuer(std::uint64_t stream, std::uint64_t thread);
 
   void profiler_start();
   void profiler_stop();
@@ -60,6 +65,7 @@ class CaptureControl {
   bool close_after_task_ = false;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
   std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
+  std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
   std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread
   int nvtx_window_depth_ = -1;             // and its nesting depth

@@ -126,6 +126,7 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
     if (!observed) {
+      s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
       s.capture->before_task(call.signature, /*host_sync=*/false,
                              /*kernel=*/std::strcmp(call.kind, "kernel") == 0, correlation);
     }
@@ -160,6 +161,7 @@ bool run_window_opens(const TaskCall& call) {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording() || !tasks_matter()) return false;
+    s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
     s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/std::strcmp(call.kind, "kernel") == 0);
     open = s.engine->capturing();
   } catch (const std::exception& e) {

@@ -155,6 +155,28 @@ int polled(int iterations) {
   return record(iterations, false, queries);
 }
 
+// Two streams whose order never repeats three times over (JAX feeds its transfer streams from
+// other threads): per iteration six kernels on one stream, another kernel on the other at position (i*i)%7
+// among them, then a device sync. No period can be found.
+int interleaved(int iterations) {
+  CUstream s1, s2;
+  cuStreamCreate(&s1, 0);
+  cuStreamCreate(&s2, 0);
+  CUdeviceptr a;
+  cuMemAlloc(&a, 64);
+  int n = 1;
+  void* args[] = {&a, &n};
+  CUfunction fill = fake_driver_function("fill"), other = fake_driver_function("noargs");
+  for (int i = 0; i < iterations; ++i) {
+    for (int k = 0; k < 7; ++k) {
+      const bool second = k == (i * i) % 7;
+      launch(cuLaunchKernel, second ? other : fill, second ? s2 : s1, second ? nullptr : args);
+    }
+    cuCtxSynchronize();
+  }
+  return 0;
+}
+
 int exit_while_open() {
   CUstream s;
   cuStreamCreate(&s, 0);
@@ -541,6 +563,7 @@ int main(int argc, char** argv) {
   if (mode == "record") return record(3, true);
   if (mode == "auto") return record(12, false);
   if (mode == "polled") return polled(16);
+  if (mode == "interleaved") return interleaved(20);
   if (mode == "exit-open") return exit_while_open();
   if (mode == "fork") return fork_child_does_not_write();
   if (mode == "bench") return bench();

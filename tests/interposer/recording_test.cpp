@@ -162,6 +162,15 @@ TEST(Recording, NoCaptureRangeSaysWhatToDo) {
   EXPECT_NE(r.run.output.find("cudaProfilerStart"), std::string::npos) << r.run.output;
 }
 
+// No period in work issued on two streams whose order changes: the message says how many streams
+// and threads the tasks came from.
+TEST(Recording, NoPeriodAcrossStreamsNamesTheStreams) {
+  const Recorded r = record("interleaved", "auto");
+  EXPECT_FALSE(r.trace);
+  EXPECT_NE(r.run.output.find("no repeating period was found in 160 tasks issued on 2 streams from 1 thread(s)"),
+            std::string::npos) << r.run.output;
+}
+
 TEST(Recording, NvtxRangeWithoutInjectionSaysHowToEnableIt) {
   const Recorded r = record("auto", "nvtx:step");
   EXPECT_FALSE(r.trace);
