@@ -34,6 +34,14 @@ RecorderState& state() {
 }
 
 thread_local int t_internal_depth = 0;
+
+// The automatic range sees a task (under the recorder's lock): where it came from, and its
+// signature.
+void show_to_capture(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
+  s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
+  s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/std::strcmp(call.kind, "kernel") == 0,
+                         correlation);
+}
 std::atomic<int> g_program_captures{0};
 
 void disable_after_error(const char* what) {
@@ -125,11 +133,7 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
-    if (!observed) {
-      s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
-      s.capture->before_task(call.signature, /*host_sync=*/false,
-                             /*kernel=*/std::strcmp(call.kind, "kernel") == 0, correlation);
-    }
+    if (!observed) show_to_capture(s, call, correlation);
     if (s.engine->capturing()) {
       deps::TaskEvent event;
       event.kind = call.kind;
@@ -161,8 +165,7 @@ bool run_window_opens(const TaskCall& call) {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording() || !tasks_matter()) return false;
-    s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
-    s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/std::strcmp(call.kind, "kernel") == 0);
+    show_to_capture(s, call);
     open = s.engine->capturing();
   } catch (const std::exception& e) {
     disable_after_error(e.what());

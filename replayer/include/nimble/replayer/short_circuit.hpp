@@ -88,8 +88,8 @@ class ShortCircuit {
   // The patches of the ops matched so far in this iteration.
   const std::vector<std::vector<ArgPatch>>& patches() const { return matcher_.patches(); }
 
-  // The program is about to look at results (a sync, an event query, a host callback): whatever
-  // is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
+  // The program is about to look at results or order work by the stream (a sync, an event record,
+  // a host callback): whatever is deferred must be on the GPU first. At a recorded segment end this launches nothing new;
   // elsewhere it falls back.
   void on_host_visible_point(const std::string& what);
   // The program ends (or replay must stop for good): deferred calls are issued, nothing re-arms.
