@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "hints.hpp"
 #include "nimble/trace/io.hpp"
+#include "nimble/trace/recorded.hpp"
 
 namespace nimble::cli {
 namespace {
@@ -163,25 +164,16 @@ std::string summarize_recording(const trace::Trace& trace) {
     ++kinds[t.kind];
     edges += t.deps.size();
     if (t.duration_us) ++timed;
-    if (t.extra.contains("copy") && t.extra["copy"].is_object()) {
-      const auto& c = t.extra["copy"];
-      copied[c.value("direction", std::string("?"))] += c.value("bytes", std::uint64_t{0});
+    if (t.extra.contains("copy")) {
+      const trace::CopyRecord copy = trace::read_copy(t);
+      copied[copy.direction] += copy.bytes;
     }
     if (t.extra.contains("library_call") && t.extra["library_call"].is_string()) {
       ++library_calls[t.extra["library_call"].get<std::string>()];
     }
-    if (t.extra.contains("dep_reasons") && t.extra["dep_reasons"].is_object()) {
-      for (const auto& [id, why] : t.extra["dep_reasons"].items()) {
-        if (!why.is_string()) continue;
-        std::string text = why.get<std::string>();
-        std::size_t start = 0;
-        while (start < text.size()) {  // "stream; memory RAW alloc 3 ..." -> stream, memory
-          const std::size_t end = std::min(text.find(';', start), text.size());
-          std::string part = text.substr(start, end - start);
-          part.erase(0, part.find_first_not_of(' '));
-          ++reasons[part.substr(0, part.find(' '))];
-          start = end + 1;
-        }
+    for (const trace::TaskId dep : t.deps) {  // "stream; memory RAW alloc 3 ..." -> stream, memory
+      for (const trace::DepReason& why : trace::read_reasons(t, dep).value_or(std::vector<trace::DepReason>{})) {
+        ++reasons[why.label];
       }
     }
   }

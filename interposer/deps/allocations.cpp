@@ -48,7 +48,7 @@ const AllocRecord* AllocationTable::find(std::uint64_t addr) const {
 
 std::vector<MemAccess> AllocationTable::resolve_pointers(const std::uint8_t* args,
                                                          const std::vector<ParamLayout>& params,
-                                                         trace::json* pointers) const {
+                                                         std::vector<trace::PointerRecord>* pointers) const {
   std::vector<MemAccess> out;
   std::vector<std::int64_t> seen;  // one access per allocation, however often it is passed
   if (args == nullptr || live_.empty()) return out;
@@ -67,8 +67,7 @@ std::vector<MemAccess> AllocationTable::resolve_pointers(const std::uint8_t* arg
       const AllocRecord* alloc = find(value);
       if (alloc == nullptr) continue;
       if (pointers != nullptr) {
-        pointers->push_back(
-            {{"offset", off}, {"alloc", alloc->id}, {"alloc_offset", value - alloc->addr}});
+        pointers->push_back({static_cast<std::uint32_t>(off), alloc->id, value - alloc->addr});
       }
       if (std::find(seen.begin(), seen.end(), alloc->id) != seen.end()) continue;
       seen.push_back(alloc->id);

@@ -37,7 +37,7 @@ class AllocationTable {
 
   std::vector<MemAccess> resolve_pointers(const std::uint8_t* args,
                                           const std::vector<ParamLayout>& params,
-                                          trace::json* pointers) const;
+                                          std::vector<trace::PointerRecord>* pointers) const;
 
   // Start a window: the allocations live now are the first of its list.
   void begin_window();

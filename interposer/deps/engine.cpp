@@ -17,7 +17,6 @@
 
 namespace nimble::deps {
 
-using detail::AccessRecord;
 using detail::AllocRecord;
 using detail::DepCollector;
 using detail::RangeAccess;
@@ -165,7 +164,7 @@ namespace {
 struct TaskMemory {
   std::vector<RangeAccess> ranges;
   std::optional<Access> everything;
-  std::vector<AccessRecord> shown;
+  std::vector<trace::MemoryAccess> shown;
 };
 
 TaskMemory task_memory(const std::vector<MemAccess>& accesses, const detail::AllocationTable& allocations) {
@@ -175,7 +174,7 @@ TaskMemory task_memory(const std::vector<MemAccess>& accesses, const detail::All
   for (const MemAccess& a : accesses) {
     if (a.everything) {
       m.everything = combine(m.everything, a.mode);
-      m.shown.push_back(AccessRecord{true, a.mode, -1, 0, 0});
+      m.shown.push_back({trace::MemoryAccess::Target::Everything, -1, 0, 0, a.mode});
       continue;
     }
     if (a.size == 0) continue;
@@ -183,8 +182,9 @@ TaskMemory task_memory(const std::vector<MemAccess>& accesses, const detail::All
     const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
     const std::uint64_t hi = a.size > max - a.addr ? max : a.addr + a.size;
     RangeAccess range{a.addr, hi, a.mode, -1, 0};
-    AccessRecord shown{false, a.mode, -1, a.addr, a.size};
+    trace::MemoryAccess shown{trace::MemoryAccess::Target::Address, -1, a.addr, a.size, a.mode};
     if (alloc != nullptr) {
+      shown.target = trace::MemoryAccess::Target::Allocation;
       range.alloc = shown.alloc = alloc->id;
       range.alloc_base = alloc->addr;
       shown.offset = a.addr - alloc->addr;
@@ -285,7 +285,7 @@ trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
 
 std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,
                                                 const std::vector<ParamLayout>& params,
-                                                trace::json* pointers) const {
+                                                std::vector<trace::PointerRecord>* pointers) const {
   std::lock_guard lock(state_->mutex);
   return state_->allocations.resolve_pointers(args, params, pointers);
 }

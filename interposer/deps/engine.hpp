@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nimble/trace/recorded.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::deps {
@@ -35,7 +36,7 @@ inline constexpr StreamHandle kPerThreadStream = 0x2;  // CU_STREAM_PER_THREAD
 // Returned by Engine::task() outside the capture window: the task was not recorded.
 inline constexpr trace::TaskId kNoTask = -1;
 
-enum class Access { Read, Write, ReadWrite };
+using Access = trace::AccessMode;  // Read, Write, ReadWrite
 
 // How work on one stream is ordered (docs/dependencies.md, "Ordering policies").
 //  * Keep: every task depends on the previous task of its stream (the program's stream order).
@@ -143,11 +144,11 @@ class Engine {
 
   // Resolve pointers found in kernel argument bytes against tracked allocations.
   // Every 8-byte aligned word inside each parameter that lands in a live allocation yields an
-  // access (whole allocation, ReadWrite: the extent and mode are unknown). `pointers` receives a
-  // JSON array describing each hit ({"offset", "alloc", "alloc_offset"}).
+  // access (whole allocation, ReadWrite: the extent and mode are unknown). `pointers` receives
+  // each hit: where it is in the arguments and where it points.
   std::vector<MemAccess> resolve_pointers(const std::uint8_t* args,
                                           const std::vector<ParamLayout>& params,
-                                          trace::json* pointers) const;
+                                          std::vector<trace::PointerRecord>* pointers) const;
 
   // The ordering policy of capture windows (default Keep). begin_capture latches it for the
   // window it starts, so set it before begin_capture; a call while capturing applies from the

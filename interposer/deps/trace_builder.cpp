@@ -4,15 +4,6 @@ namespace nimble::deps::detail {
 
 namespace {
 
-const char* mode_name(Access mode) {
-  switch (mode) {
-    case Access::Read: return "r";
-    case Access::Write: return "w";
-    case Access::ReadWrite: return "rw";
-  }
-  return "rw";
-}
-
 const char* alloc_kind_name(AllocKind kind) {
   switch (kind) {
     case AllocKind::Device: return "device";
@@ -32,21 +23,6 @@ const char* stream_kind_name(StreamKind kind) {
     case StreamKind::Created: return "created";
   }
   return "created";
-}
-
-trace::json mem_json(const std::vector<AccessRecord>& mem) {
-  trace::json out = trace::json::array();
-  for (const AccessRecord& a : mem) {
-    if (a.everything) {
-      out.push_back({{"everything", true}, {"mode", mode_name(a.mode)}});
-    } else if (a.alloc >= 0) {
-      out.push_back({{"alloc", a.alloc}, {"offset", a.offset}, {"size", a.size},
-                     {"mode", mode_name(a.mode)}});
-    } else {  // outside every tracked allocation
-      out.push_back({{"addr", trace::hex_address(a.offset)}, {"size", a.size}, {"mode", mode_name(a.mode)}});
-    }
-  }
-  return out;
 }
 
 bool engine_field(const std::string& key) {
@@ -73,7 +49,7 @@ trace::Task make_task(trace::TaskId id, const TaskRecord& rec) {
   } else if (!rec.detail.is_null()) {
     task.extra["detail"] = rec.detail;
   }
-  if (!rec.mem.empty()) task.extra["mem"] = mem_json(rec.mem);
+  if (!rec.mem.empty()) task.extra["mem"] = trace::to_json(rec.mem);
   trace::json reasons = trace::json::object();
   for (const Dep& dep : rec.deps) {
     task.deps.push_back(dep.task);

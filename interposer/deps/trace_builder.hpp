@@ -13,21 +13,12 @@
 
 namespace nimble::deps::detail {
 
-// One access as shown in the task's "mem" field.
-struct AccessRecord {
-  bool everything = false;
-  Access mode = Access::ReadWrite;
-  std::int64_t alloc = -1;   // -1: outside tracked allocations; `offset` is then the address
-  std::uint64_t offset = 0;  // from the allocation's base
-  std::uint64_t size = 0;
-};
-
 struct TaskRecord {
   std::string kind;
   int stream = -1;  // index in the trace's streams list; -1 for host syncs
   ThreadId thread = 0;
   std::vector<Dep> deps;
-  std::vector<AccessRecord> mem;
+  std::vector<trace::MemoryAccess> mem;  // as the trace shows them
   trace::json detail;
 };
 

@@ -2,6 +2,7 @@
 // writes its device destination range. Host memory is not tracked. A synchronous copy into
 // host memory is also a host synchronisation.
 #include "handlers.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "kernel_info.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
@@ -22,7 +23,7 @@ struct Endpoint {
 struct Copy {
   Endpoint src, dst;
   std::uint64_t bytes = 0;  // payload
-  trace::json shape;        // 2D/3D geometry, when there is one
+  std::optional<trace::CopyShape> shape;  // 2D/3D geometry, when there is one
 };
 
 const char* side_letter(Side s) { return s == Side::Host ? "H" : s == Side::Device ? "D" : "A"; }
@@ -69,8 +70,7 @@ Copy copy_3d(const D& c) {
   copy.dst = {ds, dst_base + (c.dstZ * c.dstHeight + c.dstY) * c.dstPitch + c.dstXInBytes,
               pitched_extent(c.dstPitch, c.dstHeight, c.WidthInBytes, c.Height, c.Depth)};
   copy.bytes = static_cast<std::uint64_t>(c.WidthInBytes) * c.Height * c.Depth;
-  copy.shape = {{"width_bytes", c.WidthInBytes}, {"height", c.Height}, {"depth", c.Depth},
-                {"src_pitch", c.srcPitch}, {"dst_pitch", c.dstPitch}};
+  copy.shape = trace::CopyShape{c.WidthInBytes, c.Height, c.Depth, c.srcPitch, c.dstPitch};
   return copy;
 }
 
@@ -85,8 +85,7 @@ Copy copy_2d(const CUDA_MEMCPY2D& c) {
   copy.dst = {ds, dst_base + c.dstY * c.dstPitch + c.dstXInBytes,
               pitched_extent(c.dstPitch, 0, c.WidthInBytes, c.Height, 1)};
   copy.bytes = static_cast<std::uint64_t>(c.WidthInBytes) * c.Height;
-  copy.shape = {{"width_bytes", c.WidthInBytes}, {"height", c.Height},
-                {"src_pitch", c.srcPitch}, {"dst_pitch", c.dstPitch}};
+  copy.shape = trace::CopyShape{c.WidthInBytes, c.Height, std::nullopt, c.srcPitch, c.dstPitch};
   return copy;
 }
 
@@ -100,15 +99,20 @@ void add_access(deps::TaskEvent& event, const Endpoint& e, deps::Access mode) {
   }
 }
 
+trace::CopyRecord copy_record(const Copy& c) {
+  trace::CopyRecord r;
+  r.direction = std::string(side_letter(c.src.side)) + "to" + side_letter(c.dst.side);
+  r.bytes = c.bytes;
+  r.src = c.src.addr;
+  r.dst = c.dst.addr;
+  r.shape = c.shape;
+  return r;
+}
+
 void describe_copy(const Copy& c, deps::TaskEvent& event) {
   add_access(event, c.src, deps::Access::Read);
   add_access(event, c.dst, deps::Access::Write);
-  trace::json copy = {{"direction", std::string(side_letter(c.src.side)) + "to" + side_letter(c.dst.side)},
-                      {"bytes", c.bytes},
-                      {"src", hex_address(c.src.addr)},
-                      {"dst", hex_address(c.dst.addr)}};
-  if (!c.shape.is_null()) copy["shape"] = c.shape;
-  event.detail["copy"] = std::move(copy);
+  event.detail["copy"] = trace::to_json(copy_record(c));
 }
 
 }  // namespace
@@ -120,7 +124,7 @@ namespace {
 // A linear copy as `nimble run` compares it with the recording (2D/3D, array and host-to-host
 // copies are not replayed).
 std::optional<replayer::GpuCall> copy_call(const Copy& c) {
-  if (!c.shape.is_null() || c.src.side == Side::Array || c.dst.side == Side::Array) return std::nullopt;
+  if (c.shape || c.src.side == Side::Array || c.dst.side == Side::Array) return std::nullopt;
   replayer::CopyCall call;
   if (c.src.side == Side::Host && c.dst.side == Side::Device) {
     call.direction = replayer::CopyDirection::HtoD;
@@ -160,7 +164,7 @@ CUresult record_copy(const HookInfo& h, CUstream stream, std::uint64_t bytes, bo
 }
 
 Copy simple(Side src_side, std::uint64_t src, Side dst_side, std::uint64_t dst, std::uint64_t bytes) {
-  return {linear(src_side, src, bytes), linear(dst_side, dst, bytes), bytes, nullptr};
+  return {linear(src_side, src, bytes), linear(dst_side, dst, bytes), bytes, std::nullopt};
 }
 
 std::uintptr_t host(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -285,20 +289,15 @@ CUresult record_batch(const HookInfo& h, CUdeviceptr* dsts, CUdeviceptr* srcs, s
   for (size_t i = 0; sizes && i < count; ++i) total += sizes[i];
   return record_task({h, stream, "memcpy", signature_of("memcpy", hash_string(h.base), total, count)},
                      call, [&](deps::TaskEvent& event) {
-                       trace::json list = trace::json::array();
+                       trace::CopyRecord batch{"batch", 0, 0, total, std::nullopt, count, {}};
                        for (size_t i = 0; dsts && srcs && sizes && i < count; ++i) {
                          const Copy c = simple(side_of_pointer(srcs[i]), srcs[i],
                                                side_of_pointer(dsts[i]), dsts[i], sizes[i]);
                          add_access(event, c.src, deps::Access::Read);
                          add_access(event, c.dst, deps::Access::Write);
-                         list.push_back({{"direction", std::string(side_letter(c.src.side)) + "to" +
-                                                           side_letter(c.dst.side)},
-                                         {"bytes", c.bytes},
-                                         {"src", hex_address(c.src.addr)},
-                                         {"dst", hex_address(c.dst.addr)}});
+                         batch.copies.push_back(copy_record(c));
                        }
-                       event.detail["copy"] = {{"direction", "batch"}, {"bytes", total},
-                                               {"count", count}, {"copies", std::move(list)}};
+                       event.detail["copy"] = trace::to_json(batch);
                      });
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "device_globals.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "handlers.hpp"
 #include "kernel_info.hpp"
 #include "program_graphs.hpp"
@@ -47,43 +48,45 @@ const char* attribute_name(CUlaunchAttributeID id) {
   }
 }
 
+// The CUlaunchAttributeID values the trace library names without cuda.h.
+static_assert(trace::launch_attribute::kCooperative == CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+static_assert(trace::launch_attribute::kClusterDimension == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+static_assert(trace::launch_attribute::kClusterSchedulingPolicy ==
+              CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE);
+static_assert(trace::launch_attribute::kProgrammaticStreamSerialization ==
+              CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+static_assert(trace::launch_attribute::kProgrammaticEvent == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT);
+static_assert(trace::launch_attribute::kPriority == CU_LAUNCH_ATTRIBUTE_PRIORITY);
+static_assert(trace::launch_attribute::kMemSyncDomain == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN);
+static_assert(trace::launch_attribute::kLaunchCompletionEvent == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT);
+
 // Launch shape and attributes: decoded where nimble knows them, raw bytes always (for replay).
-trace::json launch_json(const KernelShape& l) {
-  trace::json launch = {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-                        {"block", {l.block[0], l.block[1], l.block[2]}},
-                        {"shared_mem_bytes", l.shared_mem}};
-  if (l.cooperative) launch["cooperative"] = true;
-  if (l.num_attrs == 0 || !l.attrs) return launch;
-  trace::json raw = trace::json::array();
-  for (unsigned i = 0; i < l.num_attrs; ++i) {
+trace::LaunchRecord launch_record(const KernelShape& l) {
+  trace::LaunchRecord launch;
+  launch.grid = {l.grid[0], l.grid[1], l.grid[2]};
+  launch.block = {l.block[0], l.block[1], l.block[2]};
+  launch.shared_mem_bytes = l.shared_mem;
+  launch.cooperative = l.cooperative;
+  for (unsigned i = 0; l.attrs && i < l.num_attrs; ++i) {
     const CUlaunchAttribute& a = l.attrs[i];
     switch (a.id) {
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-        launch["cluster"] = {a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
+        launch.cluster = trace::Dim3{a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z};
         break;
-      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-        launch["cooperative"] = a.value.cooperative != 0;
-        break;
-      case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-        launch["priority"] = a.value.priority;
-        break;
+      case CU_LAUNCH_ATTRIBUTE_COOPERATIVE: launch.cooperative = a.value.cooperative != 0; break;
+      case CU_LAUNCH_ATTRIBUTE_PRIORITY: launch.priority = a.value.priority; break;
       case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-        launch["cluster_scheduling_policy"] = static_cast<int>(a.value.clusterSchedulingPolicyPreference);
+        launch.cluster_scheduling_policy = static_cast<int>(a.value.clusterSchedulingPolicyPreference);
         break;
       case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-        launch["programmatic_stream_serialization"] = a.value.programmaticStreamSerializationAllowed != 0;
+        launch.programmatic_stream_serialization = a.value.programmaticStreamSerializationAllowed != 0;
         break;
-      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-        launch["mem_sync_domain"] = static_cast<int>(a.value.memSyncDomain);
-        break;
-      default:
-        break;
+      case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: launch.mem_sync_domain = static_cast<int>(a.value.memSyncDomain); break;
+      default: break;
     }
-    raw.push_back({{"id", static_cast<int>(a.id)},
-                   {"name", attribute_name(a.id)},
-                   {"value", to_hex(reinterpret_cast<const std::uint8_t*>(&a.value), sizeof a.value)}});
+    const auto* value = reinterpret_cast<const std::uint8_t*>(&a.value);
+    launch.attributes.push_back({static_cast<int>(a.id), attribute_name(a.id), {value, value + sizeof a.value}});
   }
-  launch["attributes"] = std::move(raw);
   return launch;
 }
 
@@ -92,31 +95,27 @@ trace::json launch_json(const KernelShape& l) {
 void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::uint8_t>>& bytes,
                      deps::TaskEvent& event) {
   const KernelInfo& k = kernel_info(l.f);
-  event.detail["name"] = k.name.empty() ? trace::json(nullptr) : trace::json(k.name);
-  event.detail["mangled"] = k.mangled;
-  event.detail["function"] = hex_address(reinterpret_cast<std::uintptr_t>(l.f));
-  event.detail["handle"] = k.is_cukernel ? "CUkernel" : "CUfunction";
-  event.detail["launch"] = launch_json(l);
-
+  trace::KernelRecord kernel;
+  if (!k.name.empty()) kernel.name = k.name;
+  kernel.mangled = k.mangled;
+  kernel.function = reinterpret_cast<std::uintptr_t>(l.f);
+  kernel.is_cukernel = k.is_cukernel;
+  kernel.launch = launch_record(l);
   if (!bytes) {
     // Nothing tells which memory it touches: assume all of it.
-    event.detail["args"] = {{"known", false}};
+    kernel.args.known = false;
     event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
-    return;
+  } else {
+    kernel.args.bytes = *bytes;
+    // Without a layout (an `extra` buffer from an old driver) scan the whole buffer as one parameter.
+    std::vector<deps::ParamLayout> layout = k.params;
+    if (!k.params_known && !bytes->empty()) layout = {{0, static_cast<std::uint32_t>(bytes->size())}};
+    for (const auto& p : layout) kernel.args.params.push_back({p.offset, p.size});
+    event.accesses = engine().resolve_pointers(bytes->data(), layout, &kernel.args.pointers);
+    for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
+    for (auto& a : global_accesses(k)) event.accesses.push_back(a);
   }
-  trace::json args = {{"bytes", to_hex(bytes->data(), bytes->size())}};
-  // Without a layout (an `extra` buffer from an old driver) scan the whole buffer as one parameter.
-  std::vector<deps::ParamLayout> layout = k.params;
-  if (!k.params_known && !bytes->empty()) layout = {{0, static_cast<std::uint32_t>(bytes->size())}};
-  trace::json params = trace::json::array();
-  for (const auto& p : layout) params.push_back({{"offset", p.offset}, {"size", p.size}});
-  args["params"] = std::move(params);
-  trace::json pointers = trace::json::array();
-  event.accesses = engine().resolve_pointers(bytes->data(), layout, &pointers);
-  if (!pointers.empty()) args["pointers"] = std::move(pointers);
-  for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
-  for (auto& a : global_accesses(k)) event.accesses.push_back(a);
-  event.detail["args"] = std::move(args);
+  trace::add_fields(event.detail, kernel);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Memsets: one "memset" task writing the destination range (pitched for the 2D forms).
 #include "handlers.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "kernel_info.hpp"
 #include "recorder.hpp"
 #include "signature.hpp"
@@ -18,13 +19,7 @@ std::uint64_t extent(const Fill& f) {
 void describe_fill(const Fill& f, deps::TaskEvent& event) {
   const std::uint64_t bytes = f.width * f.height * f.element_size;
   if (extent(f) > 0) event.accesses.push_back({f.dst, extent(f), deps::Access::Write, false});
-  trace::json m = {{"dst", hex_address(f.dst)}, {"bytes", bytes}, {"element_size", f.element_size}, {"value", f.value}};
-  if (f.pitch) {
-    m["pitch"] = f.pitch;
-    m["width"] = f.width;
-    m["height"] = f.height;
-  }
-  event.detail["memset"] = std::move(m);
+  event.detail["memset"] = trace::to_json(trace::MemsetRecord{f.dst, bytes, f.element_size, f.value, f.pitch, f.width, f.height});
 }
 
 namespace {

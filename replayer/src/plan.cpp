@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "nimble/replayer/shadow_layout.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "nimble/scheduler/dag.hpp"
 #include "nimble/scheduler/reduction.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
@@ -13,32 +14,84 @@ namespace nimble::replayer {
 namespace {
 
 using trace::json;
+using trace::TaskKind;
 
 // A field the recorder writes, missing or of the wrong type: the message names task and field.
 struct FieldError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-const json& field(const json& object, const char* name, const std::string& where) {
-  auto it = object.find(name);
-  if (it == object.end() || it->is_null()) throw FieldError(where + ": missing field \"" + name + "\"");
-  return *it;
+// Reads a recorded field of the task `where` names; a problem becomes that task's FieldError.
+template <class Read>
+auto read_field(const std::string& where, Read&& read) {
+  try {
+    return read();
+  } catch (const trace::RecordedFieldError& e) {
+    throw FieldError(where + ": " + e.what());
+  }
+}
+
+// Launch attributes that name the program's own events cannot be replayed (and need not be).
+bool replayable_attribute(int id) {
+  return id != trace::launch_attribute::kProgrammaticEvent && id != trace::launch_attribute::kLaunchCompletionEvent;
+}
+
+KernelOp kernel_op(const trace::KernelRecord& recorded, const std::string& where) {
+  if (!recorded.args.known) {
+    throw FieldError(where + ": the recorder could not read this kernel's arguments (args.known "
+                             "is false), so replay cannot launch it");
+  }
+  KernelOp k;
+  k.function = recorded.function;
+  k.is_cukernel = recorded.is_cukernel;
+  const trace::LaunchRecord& launch = recorded.launch;
+  std::copy(launch.grid.begin(), launch.grid.end(), k.grid);
+  std::copy(launch.block.begin(), launch.block.end(), k.block);
+  k.shared_mem = launch.shared_mem_bytes;
+  k.cooperative = launch.cooperative;
+  for (const trace::LaunchAttributeRecord& a : launch.attributes) {
+    if (replayable_attribute(a.id)) k.attributes.push_back({a.id, a.value});
+  }
+  k.args = recorded.args.bytes;
+  for (const trace::ParamSlot& p : recorded.args.params) {
+    k.param_offsets.push_back(p.offset);
+    k.param_sizes.push_back(p.size);
+  }
+  for (const trace::PointerRecord& p : recorded.args.pointers) k.pointer_offsets.push_back(p.offset);
+  return k;
+}
+
+// Returns false for a copy between host buffers (replayed as nothing: it never touches the GPU
+// and replaying it would write the program's memory).
+bool copy_op(const trace::CopyRecord& copy, const std::string& where, CopyOp& c) {
+  const std::string& d = copy.direction;
+  if (copy.shape) throw FieldError(where + ": 2D/3D copies are not replayed yet");
+  if (d == "HtoH") return false;
+  if (d == "HtoD") c.direction = CopyDirection::HtoD;
+  else if (d == "DtoH") c.direction = CopyDirection::DtoH;
+  else if (d == "DtoD") c.direction = CopyDirection::DtoD;
+  else throw FieldError(where + ": copy direction \"" + d + "\" is not replayed (only HtoD, DtoH, DtoD)");
+  c.src = copy.src;
+  c.dst = copy.dst;
+  c.bytes = copy.bytes;
+  return true;
+}
+
+MemsetOp memset_op(const trace::MemsetRecord& m) {
+  MemsetOp op;
+  op.dst = m.dst;
+  op.value = static_cast<std::uint32_t>(m.value);
+  op.element_size = static_cast<unsigned>(m.element_size);
+  op.width = m.width;
+  op.height = m.height;
+  op.pitch = m.pitch;
+  return op;
 }
 
 std::uint64_t address(const json& value, const std::string& where) {
-  if (!value.is_string()) throw FieldError(where + ": expected a hex string like \"0x7f00\"");
-  const std::string& text = value.get_ref<const std::string&>();
-  std::size_t used = 0;
-  std::uint64_t result = 0;
-  try {
-    result = std::stoull(text, &used, 16);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (text.rfind("0x", 0) != 0 || used != text.size()) {
-    throw FieldError(where + ": \"" + text + "\" is not a hex address");
-  }
-  return result;
+  const auto parsed = value.is_string() ? trace::parse_hex_address(value.get_ref<const std::string&>()) : std::nullopt;
+  if (!parsed) throw FieldError(where + ": " + value.dump() + " is not a hex address");
+  return *parsed;
 }
 
 std::uint64_t number(const json& value, const std::string& where) {
@@ -46,127 +99,6 @@ std::uint64_t number(const json& value, const std::string& where) {
     throw FieldError(where + ": expected a non-negative integer");
   }
   return value.get<std::uint64_t>();
-}
-
-std::vector<std::uint8_t> hex_bytes(const json& value, const std::string& where) {
-  if (!value.is_string()) throw FieldError(where + ": expected hex bytes");
-  const std::string& text = value.get_ref<const std::string&>();
-  if (text.size() % 2 != 0) throw FieldError(where + ": odd number of hex digits");
-  std::vector<std::uint8_t> bytes(text.size() / 2);
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    const std::string pair = text.substr(2 * i, 2);
-    if (pair.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-      throw FieldError(where + ": \"" + pair + "\" at byte " + std::to_string(i) + " is not hex");
-    }
-    bytes[i] = static_cast<std::uint8_t>(std::stoul(pair, nullptr, 16));
-  }
-  return bytes;
-}
-
-void dim3(const json& value, unsigned out[3], const std::string& where) {
-  if (!value.is_array() || value.size() != 3) throw FieldError(where + ": expected [x, y, z]");
-  for (int i = 0; i < 3; ++i) {
-    const std::uint64_t v = number(value[i], where);
-    if (v == 0 || v > 0xffffffffu) throw FieldError(where + ": each size must be 1 to 2^32-1");
-    out[i] = static_cast<unsigned>(v);
-  }
-}
-
-// Launch attributes that name the program's own events cannot be replayed (and need not be).
-bool replayable_attribute(int id) {
-  return id != 7 /*PROGRAMMATIC_EVENT*/ && id != 12 /*LAUNCH_COMPLETION_EVENT*/;
-}
-
-KernelOp kernel_op(const trace::Task& task, const std::string& where) {
-  KernelOp k;
-  k.function = address(field(task.extra, "function", where), where + " field \"function\"");
-  auto handle = task.extra.find("handle");
-  k.is_cukernel = handle != task.extra.end() && *handle == "CUkernel";
-  const json& launch = field(task.extra, "launch", where);
-  dim3(field(launch, "grid", where + " launch"), k.grid, where + " field \"launch.grid\"");
-  dim3(field(launch, "block", where + " launch"), k.block, where + " field \"launch.block\"");
-  if (auto smem = launch.find("shared_mem_bytes"); smem != launch.end()) {
-    k.shared_mem = static_cast<unsigned>(number(*smem, where + " field \"launch.shared_mem_bytes\""));
-  }
-  if (auto coop = launch.find("cooperative"); coop != launch.end() && coop->is_boolean()) {
-    k.cooperative = coop->get<bool>();
-  }
-  if (auto attrs = launch.find("attributes"); attrs != launch.end() && attrs->is_array()) {
-    for (const json& a : *attrs) {
-      LaunchAttribute attr;
-      attr.id = static_cast<int>(number(field(a, "id", where + " launch.attributes"), where + " attribute id"));
-      attr.value = hex_bytes(field(a, "value", where + " launch.attributes"), where + " attribute value");
-      if (replayable_attribute(attr.id)) k.attributes.push_back(std::move(attr));
-    }
-  }
-  const json& args = field(task.extra, "args", where);
-  if (auto known = args.find("known"); known != args.end() && *known == false) {
-    throw FieldError(where + ": the recorder could not read this kernel's arguments (args.known "
-                             "is false), so replay cannot launch it");
-  }
-  k.args = hex_bytes(field(args, "bytes", where + " args"), where + " field \"args.bytes\"");
-  if (auto params = args.find("params"); params != args.end() && params->is_array()) {
-    for (const json& p : *params) {
-      const std::uint64_t offset = number(field(p, "offset", where + " args.params"), where + " param offset");
-      const std::uint64_t size = number(field(p, "size", where + " args.params"), where + " param size");
-      if (offset + size > k.args.size()) {
-        throw FieldError(where + " field \"args.params\": parameter at offset " + std::to_string(offset) +
-                         " of size " + std::to_string(size) + " lies outside the " +
-                         std::to_string(k.args.size()) + " argument bytes");
-      }
-      k.param_offsets.push_back(static_cast<std::uint32_t>(offset));
-      k.param_sizes.push_back(static_cast<std::uint32_t>(size));
-    }
-  }
-  if (auto pointers = args.find("pointers"); pointers != args.end() && pointers->is_array()) {
-    for (const json& p : *pointers) {
-      const std::uint64_t offset = number(field(p, "offset", where + " args.pointers"), where + " pointer offset");
-      if (offset + 8 > k.args.size()) {
-        throw FieldError(where + " field \"args.pointers\": a pointer at offset " + std::to_string(offset) +
-                         " lies outside the " + std::to_string(k.args.size()) + " argument bytes");
-      }
-      k.pointer_offsets.push_back(static_cast<std::uint32_t>(offset));
-    }
-  }
-  return k;
-}
-
-// Returns false for a copy between host buffers (replayed as nothing: it never touches the GPU
-// and replaying it would write the program's memory).
-bool copy_op(const trace::Task& task, const std::string& where, CopyOp& c) {
-  const json& copy = field(task.extra, "copy", where);
-  if (copy.contains("shape")) throw FieldError(where + ": 2D/3D copies are not replayed yet");
-  const json& dir = field(copy, "direction", where + " copy");
-  const std::string d = dir.is_string() ? dir.get<std::string>() : "";
-  if (d == "HtoH") return false;
-  if (d == "HtoD") c.direction = CopyDirection::HtoD;
-  else if (d == "DtoH") c.direction = CopyDirection::DtoH;
-  else if (d == "DtoD") c.direction = CopyDirection::DtoD;
-  else throw FieldError(where + ": copy direction \"" + d + "\" is not replayed (only HtoD, DtoH, DtoD)");
-  c.src = address(field(copy, "src", where + " copy"), where + " field \"copy.src\"");
-  c.dst = address(field(copy, "dst", where + " copy"), where + " field \"copy.dst\"");
-  c.bytes = number(field(copy, "bytes", where + " copy"), where + " field \"copy.bytes\"");
-  return true;
-}
-
-MemsetOp memset_op(const trace::Task& task, const std::string& where) {
-  const json& m = field(task.extra, "memset", where);
-  MemsetOp op;
-  op.dst = address(field(m, "dst", where + " memset"), where + " field \"memset.dst\"");
-  op.value = static_cast<std::uint32_t>(number(field(m, "value", where + " memset"), where + " memset.value"));
-  op.element_size = static_cast<unsigned>(number(field(m, "element_size", where + " memset"), where + " memset.element_size"));
-  if (op.element_size != 1 && op.element_size != 2 && op.element_size != 4) {
-    throw FieldError(where + " field \"memset.element_size\": must be 1, 2 or 4");
-  }
-  const std::uint64_t bytes = number(field(m, "bytes", where + " memset"), where + " memset.bytes");
-  if (m.contains("height")) {
-    op.height = number(m["height"], where + " memset.height");
-    op.width = number(field(m, "width", where + " memset"), where + " memset.width");
-    op.pitch = number(field(m, "pitch", where + " memset"), where + " memset.pitch");
-  } else {
-    op.width = bytes / op.element_size;
-  }
-  return op;
 }
 
 struct Allocation {
@@ -202,12 +134,10 @@ std::map<std::int64_t, Allocation> allocations_of(const trace::Trace& trace) {
 
 // The host end of a copy to the host (replay sends it to nimble's own buffer instead, and a copy
 // between host buffers is not replayed at all).
-bool writes_host_end(const trace::Task& task, const json& access) {
-  if (task.kind != "memcpy") return false;
-  const json copy = task.extra.value("copy", json::object());
-  const std::string direction = copy.value("direction", std::string());
-  if (direction == "HtoH") return true;
-  return direction == "DtoH" && copy.value("dst", std::string()) == access.value("addr", std::string("?"));
+bool writes_host_end(const std::optional<trace::CopyRecord>& copy, const trace::MemoryAccess& access) {
+  if (!copy) return false;
+  if (copy->direction == "HtoH") return true;
+  return copy->direction == "DtoH" && copy->dst == access.offset;
 }
 
 // Shadow allocations: one per freed allocation the iteration uses, numbered as first met.
@@ -223,38 +153,35 @@ struct Shadows {
 
 // The device memory a task touches (mem entries): adds live allocations it writes to `written`
 // and returns the freed allocations it uses (replayed on shadows); problems for memory nimble
-// cannot see.
-std::map<std::int64_t, Allocation> collect_memory(const trace::Task& task, const std::string& where,
+// cannot see. `copy`: the task's copy, for copies.
+std::map<std::int64_t, Allocation> collect_memory(const std::vector<trace::MemoryAccess>& mem, const std::string& where,
+                                                  const std::optional<trace::CopyRecord>& copy,
                                                   const std::map<std::int64_t, Allocation>& allocations,
                                                   std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
   std::map<std::int64_t, Allocation> freed;
-  auto mem = task.extra.find("mem");
-  if (mem == task.extra.end() || !mem->is_array()) return freed;
-  for (const json& access : *mem) {
-    const std::string mode = access.value("mode", std::string("rw"));
-    const bool writes = mode.find('w') != std::string::npos;
-    if (access.value("everything", false)) {
+  for (const trace::MemoryAccess& access : mem) {
+    using Target = trace::MemoryAccess::Target;
+    if (access.target == Target::Everything) {
       problems.push_back(where + ": touches memory nimble cannot see (mem: everything); replay could "
                                  "overwrite anything");
       continue;
     }
-    if (access.contains("alloc")) {
-      const auto id = access["alloc"].get<std::int64_t>();
-      auto it = allocations.find(id);
+    if (access.target == Target::Allocation) {
+      auto it = allocations.find(access.alloc);
       if (it == allocations.end()) {
-        problems.push_back(where + ": mem names allocation " + std::to_string(id) +
+        problems.push_back(where + ": mem names allocation " + std::to_string(access.alloc) +
                            ", which is not in the top-level \"allocations\"");
         continue;
       }
       if (it->second.host) {
         continue;
       } else if (it->second.freed) {
-        freed[id] = it->second;
-      } else if (writes) {
+        freed[access.alloc] = it->second;
+      } else if (access.writes()) {
         written.push_back({it->second.addr, it->second.size});
       }
-    } else if (access.contains("addr") && writes && !writes_host_end(task, access)) {
-      written.push_back({address(access["addr"], where + " mem.addr"), number(access.value("size", json(0)), where + " mem.size")});
+    } else if (access.writes() && !writes_host_end(copy, access)) {
+      written.push_back({access.offset, access.size});
     }
   }
   return freed;
@@ -271,23 +198,16 @@ std::optional<ShadowAddress> shadow_of(std::uint64_t addr, const std::map<std::i
 
 // Kernels reach freed allocations through their pointer arguments, which replay rewrites; any
 // other way (a TMA descriptor, a pointer stored in device memory) cannot be redirected.
-void fix_kernel_pointers(const trace::Task& task, const std::string& where, KernelOp& k,
+void fix_kernel_pointers(const trace::ArgsRecord& args, const std::string& where, KernelOp& k,
                          const std::map<std::int64_t, Allocation>& freed, Shadows& shadows,
                          std::vector<std::string>& problems) {
   std::map<std::int64_t, bool> reached;
   for (const auto& [id, a] : freed) reached[id] = false;
-  const json& args = task.extra["args"];
-  if (auto pointers = args.find("pointers"); pointers != args.end() && pointers->is_array()) {
-    for (const json& p : *pointers) {
-      const std::int64_t id = p.value("alloc", std::int64_t{-1});
-      auto it = freed.find(id);
-      if (it == freed.end()) continue;
-      const std::uint64_t offset = number(field(p, "offset", where + " args.pointers"), where + " pointer offset");
-      if (offset + 8 > k.args.size()) throw FieldError(where + " field \"args.pointers\": offset " + std::to_string(offset) + " is outside the argument bytes");
-      k.pointer_fixes.push_back({static_cast<std::uint32_t>(offset),
-                                 {shadows.of(id, it->second.size), number(field(p, "alloc_offset", where + " args.pointers"), where + " alloc_offset")}});
-      reached[id] = true;
-    }
+  for (const trace::PointerRecord& p : args.pointers) {
+    auto it = freed.find(p.alloc);
+    if (it == freed.end()) continue;
+    k.pointer_fixes.push_back({p.offset, {shadows.of(p.alloc, it->second.size), p.alloc_offset}});
+    reached[p.alloc] = true;
   }
   for (const auto& [id, ok] : reached) {
     if (!ok) {
@@ -315,11 +235,18 @@ std::vector<MemoryRange> merge(std::vector<MemoryRange> ranges) {
 // Tasks a replay keeps for their place in the order and otherwise skips: host syncs, the launch
 // of a program graph whose nodes are recorded, event nodes of such graphs, and host functions
 // (the program's callbacks: a replay never calls them; they change no device memory nimble sees).
-constexpr const char* kOrdersOnly = "sync, graph_launch, event_record, event_wait, host_func";
+constexpr trace::TaskKind kOrdersOnly[] = {trace::TaskKind::Sync, trace::TaskKind::GraphLaunch,
+                                           trace::TaskKind::EventRecord, trace::TaskKind::EventWait,
+                                           trace::TaskKind::HostFunc};
 
-bool orders_only(const std::string& kind) {
-  return kind == "sync" || kind == "graph_launch" || kind == "event_record" || kind == "event_wait" ||
-         kind == "host_func";
+bool orders_only(trace::TaskKind kind) {
+  return std::find(std::begin(kOrdersOnly), std::end(kOrdersOnly), kind) != std::end(kOrdersOnly);
+}
+
+std::string orders_only_names() {
+  std::string names;
+  for (trace::TaskKind kind : kOrdersOnly) names += (names.empty() ? "" : ", ") + std::string(trace::kind_name(kind));
+  return names;
 }
 
 std::string task_name(const trace::Task& task) {
@@ -336,8 +263,7 @@ void library_call_of(const trace::Task& task, const std::string& where, Op& op) 
   op.library_call = static_cast<std::int64_t>(number(*id, where + ", field \"library_call_id\""));
   auto symbol = task.extra.find("library_call");
   if (symbol != task.extra.end() && symbol->is_string()) op.library_symbol = symbol->get<std::string>();
-  auto key = task.extra.find("library_key");
-  if (key != task.extra.end() && !key->is_null()) op.library_key = address(*key, where + ", field \"library_key\"");
+  op.library_key = read_field(where, [&] { return trace::read_library_key(task); });
 }
 
 }  // namespace
@@ -379,28 +305,33 @@ PlanResult build_plan(const trace::Trace& trace) {
     op.name = task_name(task);
     std::map<std::int64_t, Allocation> freed;  // the freed allocations this task touches
     try {
-      if (task.kind != "kernel" && task.kind != "memcpy" && task.kind != "memset" && !orders_only(task.kind)) {
+      const trace::TaskKind kind = trace::kind_of(task);
+      if (kind != TaskKind::Kernel && kind != TaskKind::Memcpy && kind != TaskKind::Memset && !orders_only(kind)) {
         result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
                                   "replayed (only kernel, memcpy, memset, and tasks that only order others: " +
-                                  kOrdersOnly + ")");
+                                  orders_only_names() + ")");
         continue;
       }
-      plan.host_functions += task.kind == "host_func";
-      freed = collect_memory(task, where, allocations, plan.written, result.problems);
-      if (task.kind == "kernel") {
+      plan.host_functions += kind == TaskKind::HostFunc;
+      std::optional<trace::CopyRecord> copy;
+      if (kind == TaskKind::Memcpy) copy = read_field(where, [&] { return trace::read_copy(task); });
+      const auto mem = read_field(where, [&] { return trace::read_mem(task); });
+      freed = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
+      if (kind == TaskKind::Kernel) {
+        const auto recorded = read_field(where, [&] { return trace::read_kernel(task); });
         op.kind = OpKind::Kernel;
-        op.kernel = kernel_op(task, where);
-        fix_kernel_pointers(task, where, op.kernel, freed, shadows, result.problems);
-      } else if (task.kind == "memcpy") {
-        op.kind = copy_op(task, where, op.copy) ? OpKind::Copy : OpKind::Nop;
+        op.kernel = kernel_op(recorded, where);
+        fix_kernel_pointers(recorded.args, where, op.kernel, freed, shadows, result.problems);
+      } else if (kind == TaskKind::Memcpy) {
+        op.kind = copy_op(*copy, where, op.copy) ? OpKind::Copy : OpKind::Nop;
         if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
           plan.host_bytes = std::max(plan.host_bytes, op.copy.bytes);
         }
         if (op.copy.direction != CopyDirection::HtoD) op.copy.src_shadow = shadow_of(op.copy.src, freed, shadows);
         if (op.copy.direction != CopyDirection::DtoH) op.copy.dst_shadow = shadow_of(op.copy.dst, freed, shadows);
-      } else if (task.kind == "memset") {
+      } else if (kind == TaskKind::Memset) {
         op.kind = OpKind::Memset;
-        op.memset = memset_op(task, where);
+        op.memset = memset_op(read_field(where, [&] { return trace::read_memset(task); }));
         op.memset.dst_shadow = shadow_of(op.memset.dst, freed, shadows);
       } else {
         op.kind = OpKind::Nop;

@@ -1,5 +1,7 @@
 #include "nimble/replayer/renaming.hpp"
 
+#include "nimble/trace/recorded.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -19,21 +21,13 @@ struct Access {
 
 // Reasons other than memory conflicts survive renaming (a dependency without a recorded reason
 // is kept too: when in doubt, keep the order).
-bool has_other_reason(const trace::Task& task, trace::TaskId dep) {
-  auto reasons = task.extra.find("dep_reasons");
-  if (reasons == task.extra.end() || !reasons->is_object()) return true;
-  auto it = reasons->find(std::to_string(dep));
-  if (it == reasons->end() || !it->is_string()) return true;
-  const std::string text = it->get<std::string>();
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find(';', start), text.size());
-    std::string part = text.substr(start, end - start);
-    part.erase(0, part.find_first_not_of(' '));
-    if (part.rfind("memory", 0) != 0) return true;
-    start = end + 1;
+std::optional<std::string> kept_reason(const trace::Task& task, trace::TaskId dep) {
+  const auto reasons = trace::read_reasons(task, dep);
+  if (!reasons) return "kept";
+  for (const trace::DepReason& r : *reasons) {
+    if (!r.memory()) return trace::join_reasons(*reasons);
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -46,30 +40,14 @@ RenameStats rename_memory(trace::Trace& trace) {
     stats.edges_before += task.deps.size();
     std::map<trace::TaskId, std::string> reasons;
     for (trace::TaskId d : task.deps) {
-      if (has_other_reason(task, d)) {
-        auto old = task.extra.find("dep_reasons");
-        const json* why = old != task.extra.end() && old->is_object() && old->contains(std::to_string(d))
-                              ? &(*old)[std::to_string(d)] : nullptr;
-        reasons[d] = why && why->is_string() ? why->get<std::string>() : "kept";
-      }
+      if (auto why = kept_reason(task, d)) reasons[d] = *why;
     }
     std::vector<std::pair<std::int64_t, Access>> mine;
-    auto mem = task.extra.find("mem");
     bool everything = false;
-    if (mem != task.extra.end() && mem->is_array()) {
-      for (const json& a : *mem) {
-        const std::string mode = a.value("mode", std::string("rw"));
-        const bool writes = mode.find('w') != std::string::npos;
-        if (a.value("everything", false)) {
-          everything = true;
-        } else if (a.contains("alloc")) {
-          const std::uint64_t offset = a.value("offset", std::uint64_t{0});
-          mine.push_back({a["alloc"].get<std::int64_t>(), {task.id, offset, offset + a.value("size", std::uint64_t{0}), writes}});
-        } else if (a.contains("addr") && a["addr"].is_string()) {
-          const std::uint64_t addr = std::stoull(a["addr"].get<std::string>(), nullptr, 16);
-          mine.push_back({-1, {task.id, addr, addr + a.value("size", std::uint64_t{0}), writes}});
-        }
-      }
+    for (const trace::MemoryAccess& a : trace::read_mem(task)) {
+      const Access access{task.id, a.offset, a.offset + a.size, a.writes()};
+      if (a.target == trace::MemoryAccess::Target::Everything) everything = true;
+      else mine.push_back({a.target == trace::MemoryAccess::Target::Allocation ? a.alloc : -1, access});
     }
     if (everything) {
       // Memory nimble cannot see: keep every recorded dependency.

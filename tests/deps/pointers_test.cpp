@@ -21,8 +21,10 @@ class Pointers : public ::testing::Test {
     std::memcpy(args.data() + offset, &value, sizeof value);
   }
   std::vector<MemAccess> resolve(const std::vector<ParamLayout>& params) {
-    pointers = trace::json::array();
-    return engine.resolve_pointers(args.data(), params, &pointers);
+    trace::ArgsRecord recorded;  // the hits as the trace writes them
+    auto accesses = engine.resolve_pointers(args.data(), params, &recorded.pointers);
+    pointers = trace::to_json(recorded).value("pointers", trace::json::array());
+    return accesses;
   }
   Engine engine;
   std::vector<std::uint8_t> args;

@@ -1,5 +1,7 @@
 #include "json_checks.hpp"
 
+#include "nimble/trace/recorded.hpp"
+
 #include "json_text.hpp"
 
 #include <cctype>
@@ -94,18 +96,7 @@ bool is_hex_address(const json& value) { return parse_hex_address(value).has_val
 
 std::optional<std::uint64_t> parse_hex_address(const json& value) {
   if (!value.is_string()) return std::nullopt;
-  const std::string& text = value.get_ref<const std::string&>();
-  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
-    return std::nullopt;
-  }
-  std::uint64_t address = 0;
-  for (std::size_t i = 2; i < text.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (!std::isxdigit(c)) return std::nullopt;
-    const unsigned digit = std::isdigit(c) ? c - '0' : (std::tolower(c) - 'a' + 10);
-    address = address * 16 + digit;
-  }
-  return address;
+  return trace::parse_hex_address(value.get_ref<const std::string&>());
 }
 
 bool is_hex_bytes(const std::string& text) {
@@ -121,23 +112,3 @@ void append_member(json& object, std::string key, json value) {
 }
 
 }  // namespace nimble::trace::detail
-
-namespace nimble::trace {
-
-std::string hex_address(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
-
-std::string to_hex(const std::uint8_t* bytes, std::size_t size) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
-  for (std::size_t i = 0; i < size; ++i) {
-    out[2 * i] = digits[bytes[i] >> 4];
-    out[2 * i + 1] = digits[bytes[i] & 15];
-  }
-  return out;
-}
-
-}  // namespace nimble::trace

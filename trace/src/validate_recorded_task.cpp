@@ -1,11 +1,11 @@
 // Task-level recorder fields. What replay or dependency tools interpret (launch, args, mem, copy,
 // memset) is an error when malformed; descriptive fields (name, api, thread, dep_reasons, ...)
 // are warnings.
-#include <cctype>
 #include <charconv>
 #include <unordered_set>
 
 #include "json_checks.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "recorded_fields.hpp"
 
 namespace nimble::trace::detail {
@@ -15,16 +15,10 @@ std::string at(const std::string& path, std::size_t index) { return path + "[" +
 
 // The little-endian 64-bit word at byte `offset` of hex-encoded bytes (bounds checked by the caller).
 std::uint64_t word_at(const std::string& bytes, std::size_t offset) {
-  const auto nibble = [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return static_cast<std::uint64_t>(std::isdigit(u) ? u - '0' : std::tolower(u) - 'a' + 10);
-  };
-  std::uint64_t word = 0;
-  for (std::size_t b = 8; b-- > 0;) {
-    const std::size_t at = 2 * (offset + b);
-    word = word << 8 | nibble(bytes[at]) << 4 | nibble(bytes[at + 1]);
-  }
-  return word;
+  const auto word = parse_hex_bytes(std::string_view(bytes).substr(2 * offset, 16));
+  std::uint64_t value = 0;
+  for (std::size_t b = word ? word->size() : 0; b-- > 0;) value = value << 8 | (*word)[b];
+  return value;
 }
 
 void check_allocation_reference(const FieldChecker& c, const RecordedContext& context, const json& alloc,
