@@ -1,5 +1,7 @@
 #include "hints.hpp"
 
+#include "nimble/trace/recorded.hpp"
+
 #include <cstdio>
 #include <map>
 #include <set>
@@ -11,7 +13,7 @@ std::optional<std::string> shared_allocation_hint(const trace::Trace& trace) {
   std::size_t kernels = 0;
   std::map<std::int64_t, std::size_t> users;  // allocation id -> kernels touching it
   for (const auto& task : trace.tasks) {
-    if (task.kind != "kernel") continue;
+    if (trace::kind_of(task) != trace::TaskKind::Kernel) continue;
     ++kernels;
     auto mem = task.extra.find("mem");
     if (mem == task.extra.end() || !mem->is_array()) continue;

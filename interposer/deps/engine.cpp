@@ -50,7 +50,7 @@ struct Engine::State {
     fill(id, deps);
     detail["api"] = api;
     TaskRecord rec;
-    rec.kind = "sync";
+    rec.kind = trace::TaskKind::Sync;
     rec.thread = thread;
     rec.deps = deps.finish();
     rec.detail = std::move(detail);
@@ -67,8 +67,8 @@ Access combine(std::optional<Access> a, Access b) {
 
 // Work whose memory effects are exactly its accesses: kernels (pointer arguments), copies and
 // memsets. Graph launches, host functions and unknown kinds touch memory nimble cannot see.
-bool relaxable_kind(std::string_view kind) {
-  return kind == "kernel" || kind == "memcpy" || kind == "memset";
+bool relaxable_kind(trace::TaskKind kind) {
+  return kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset;
 }
 
 }  // namespace
@@ -197,7 +197,7 @@ TaskMemory task_memory(const std::vector<MemAccess>& accesses, const detail::All
 
 TaskRecord record_of(TaskEvent& event, int stream, TaskMemory& memory, DepCollector& deps) {
   TaskRecord rec;
-  rec.kind = std::move(event.kind);
+  rec.kind = event.kind;
   rec.stream = stream;
   rec.thread = event.thread;
   rec.deps = deps.finish();
@@ -212,7 +212,7 @@ trace::TaskId Engine::task(TaskEvent event) {
   std::lock_guard lock(state_->mutex);
   State& st = *state_;
   if (!st.capturing) return kNoTask;
-  if (event.kind == kGraphLaunchKind) return st.graph_launch(std::move(event));
+  if (event.kind == trace::TaskKind::GraphLaunch) return st.graph_launch(std::move(event));
   const auto id = static_cast<trace::TaskId>(st.tasks.size());
   StreamInfo& stream = st.order.resolve(event.stream, event.thread);
   TaskMemory memory = task_memory(event.accesses, st.allocations);

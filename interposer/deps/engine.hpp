@@ -72,14 +72,12 @@ enum class AllocKind { Device, Async, Mapped, Managed, Host, ModuleGlobal };
 
 struct GraphNodeEvent;
 
-// The kind of a program graph launch whose nodes are recorded (TaskEvent::graph_nodes); "graph"
-// is a launch whose nodes nimble could not see (one opaque task touching everything).
-inline constexpr const char* kGraphLaunchKind = "graph_launch";
-
 // A GPU task as the hook layer saw it. `detail` holds the kind-specific trace fields
 // (name, grid, block, args, copy direction, library call, ...) and is copied into the trace task.
 struct TaskEvent {
-  std::string kind;  // "kernel", "memcpy", "memset", "graph", "graph_launch", ...
+  // GraphLaunch: a program graph launch whose nodes are recorded (graph_nodes); Graph: one whose
+  // nodes nimble could not see (one opaque task touching everything).
+  trace::TaskKind kind = trace::TaskKind::Kernel;
   StreamHandle stream = kLegacyStream;
   ThreadId thread = 0;
   std::vector<MemAccess> accesses;

@@ -33,7 +33,7 @@ bool engine_field(const std::string& key) {
 trace::Task make_task(trace::TaskId id, const TaskRecord& rec) {
   trace::Task task;
   task.id = id;
-  task.kind = rec.kind;
+  task.kind = trace::kind_name(rec.kind);
   if (rec.stream >= 0) task.stream = rec.stream;
   task.extra["thread"] = rec.thread;
   if (rec.detail.is_object()) {

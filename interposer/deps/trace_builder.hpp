@@ -14,7 +14,7 @@
 namespace nimble::deps::detail {
 
 struct TaskRecord {
-  std::string kind;
+  trace::TaskKind kind = trace::TaskKind::Kernel;
   int stream = -1;  // index in the trace's streams list; -1 for host syncs
   ThreadId thread = 0;
   std::vector<Dep> deps;

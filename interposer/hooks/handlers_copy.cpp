@@ -146,7 +146,7 @@ template <class MakeCopy, class Call>
 CUresult record_copy(const HookInfo& h, CUstream stream, std::uint64_t bytes, bool synchronous,
                      MakeCopy&& make_copy, Call&& call) {
   bool described = false, to_host = false;
-  const CUresult r = record_task({h, stream, "memcpy", signature_of("memcpy", hash_string(h.base), bytes)},
+  const CUresult r = record_task({h, stream, trace::TaskKind::Memcpy, signature_of("memcpy", hash_string(h.base), bytes)},
                                  call, [&](deps::TaskEvent& event) {
                                    const Copy c = make_copy();
                                    described = true;
@@ -287,7 +287,7 @@ CUresult record_batch(const HookInfo& h, CUdeviceptr* dsts, CUdeviceptr* srcs, s
                       size_t count, CUstream stream, Call&& call) {
   std::uint64_t total = 0;
   for (size_t i = 0; sizes && i < count; ++i) total += sizes[i];
-  return record_task({h, stream, "memcpy", signature_of("memcpy", hash_string(h.base), total, count)},
+  return record_task({h, stream, trace::TaskKind::Memcpy, signature_of("memcpy", hash_string(h.base), total, count)},
                      call, [&](deps::TaskEvent& event) {
                        trace::CopyRecord batch{"batch", 0, 0, total, std::nullopt, count, {}};
                        for (size_t i = 0; dsts && srcs && sizes && i < count; ++i) {

@@ -146,7 +146,7 @@ std::optional<replayer::GpuCall> kernel_call(const Launch& l) {
 
 template <class Call>
 CUresult record_launch(const HookInfo& h, CUstream stream, const Launch& l, Call&& call) {
-  return record_task({h, stream, "kernel", launch_signature(l)}, call,
+  return record_task({h, stream, trace::TaskKind::Kernel, launch_signature(l)}, call,
                      [&](deps::TaskEvent& event) { describe_launch(l, event); },
                      [&] { return kernel_call(l); });
 }
@@ -191,7 +191,7 @@ namespace {
 template <class Call>
 CUresult record_host_function(const HookInfo& h, CUstream stream, const void* fn, Call&& call) {
   // A host function runs in stream order and cannot call CUDA: stream order is its only edge.
-  return record_task({h, stream, "host_func", signature_of("host_func", reinterpret_cast<std::uintptr_t>(fn))},
+  return record_task({h, stream, trace::TaskKind::HostFunc, signature_of("host_func", reinterpret_cast<std::uintptr_t>(fn))},
                      call, [&](deps::TaskEvent& event) {
                        event.detail["function"] = hex_address(reinterpret_cast<std::uintptr_t>(fn));
                      });
@@ -214,13 +214,13 @@ CUresult on_stream_add_callback(H h, PFN_cuStreamAddCallback_v5000 real, CUstrea
 CUresult on_graph_launch(H h, PFN_cuGraphLaunch_v10000 real, CUgraphExec exec, CUstream stream) {
   // Recorded node by node when nimble knows what the graph runs; otherwise one opaque task
   // touching everything, with the reason.
-  return record_task({h, stream, "graph", signature_of("graph", reinterpret_cast<std::uintptr_t>(exec))},
+  return record_task({h, stream, trace::TaskKind::Graph, signature_of("graph", reinterpret_cast<std::uintptr_t>(exec))},
                      [&] { return real(exec, stream); },
                      [&](deps::TaskEvent& event) {
                        event.detail["graph_exec"] = hex_address(reinterpret_cast<std::uintptr_t>(exec));
                        std::string why_not;
                        if (program_graphs::describe_nodes(exec, event, &why_not)) {
-                         event.kind = deps::kGraphLaunchKind;
+                         event.kind = trace::TaskKind::GraphLaunch;
                          return;
                        }
                        event.detail["opaque_because"] = why_not;

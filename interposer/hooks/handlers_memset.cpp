@@ -27,7 +27,7 @@ namespace {
 template <class Call>
 CUresult record_fill(const HookInfo& h, CUstream stream, const Fill& f, Call&& call) {
   const std::uint64_t bytes = f.width * f.height * f.element_size;
-  return record_task({h, stream, "memset", signature_of("memset", hash_string(h.base), bytes)},
+  return record_task({h, stream, trace::TaskKind::Memset, signature_of("memset", hash_string(h.base), bytes)},
                      call, [&](deps::TaskEvent& event) { describe_fill(f, event); },
                      [&]() -> std::optional<replayer::GpuCall> {
                        return replayer::MemsetCall{f.dst, static_cast<std::uint32_t>(f.value),

@@ -64,7 +64,7 @@ trace::json describe_device() {
 
 trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
   std::size_t kernels = 0;
-  for (const auto& t : trace.tasks) kernels += t.kind == "kernel";
+  for (const auto& t : trace.tasks) kernels += trace::kind_of(t) == trace::TaskKind::Kernel;
   trace::json coverage = {{"traced_kernels", kernels}};
   if (!cupti_used) {
     coverage["cupti_kernels"] = nullptr;
@@ -82,7 +82,7 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
   std::unordered_map<trace::TaskId, std::uint32_t> launch_correlation;
   for (const auto& t : trace.tasks) {
     auto c = t.extra.find("correlation_id");
-    if (t.kind == deps::kGraphLaunchKind && c != t.extra.end() && c->is_number_unsigned()) {
+    if (trace::kind_of(t) == trace::TaskKind::GraphLaunch && c != t.extra.end() && c->is_number_unsigned()) {
       launch_correlation[t.id] = c->get<std::uint32_t>();
     }
   }

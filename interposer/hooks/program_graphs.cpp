@@ -341,7 +341,7 @@ class Flattener {
     deps::TaskEvent& t = e.task;
     switch (n.type) {
       case CU_GRAPH_NODE_TYPE_KERNEL: {
-        t.kind = "kernel";
+        t.kind = trace::TaskKind::Kernel;
         KernelShape shape = n.kernel.shape;
         shape.attrs = n.kernel.attrs.data();
         shape.num_attrs = static_cast<unsigned>(n.kernel.attrs.size());
@@ -349,31 +349,31 @@ class Flattener {
         break;
       }
       case CU_GRAPH_NODE_TYPE_MEMSET:
-        t.kind = "memset";
+        t.kind = trace::TaskKind::Memset;
         describe_fill(n.fill, t);
         break;
       case CU_GRAPH_NODE_TYPE_MEMCPY:
-        t.kind = "memcpy";
+        t.kind = trace::TaskKind::Memcpy;
         describe_copy_3d(n.copy, t);
         break;
       case CU_GRAPH_NODE_TYPE_HOST:
         // A host function runs in graph order and cannot call CUDA: its edges are its order.
-        t.kind = "host_func";
+        t.kind = trace::TaskKind::HostFunc;
         t.detail["function"] = hex_address(reinterpret_cast<std::uintptr_t>(n.host));
         break;
       case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-        t.kind = "event_record";
+        t.kind = trace::TaskKind::EventRecord;
         t.detail["event"] = hex_address(reinterpret_cast<std::uintptr_t>(n.event));
         e.records.push_back(reinterpret_cast<deps::EventHandle>(n.event));
         break;
       case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
-        t.kind = "event_wait";
+        t.kind = trace::TaskKind::EventWait;
         t.detail["event"] = hex_address(reinterpret_cast<std::uintptr_t>(n.event));
         e.waits.push_back(reinterpret_cast<deps::EventHandle>(n.event));
         break;
       default:
         // Work nimble cannot see into: one opaque task that touches everything.
-        t.kind = "graph";
+        t.kind = trace::TaskKind::Graph;
         t.detail["opaque_because"] = opaque_reason(n.type);
         t.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
         break;

@@ -39,7 +39,7 @@ thread_local int t_internal_depth = 0;
 // signature.
 void show_to_capture(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
   s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
-  s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/std::strcmp(call.kind, "kernel") == 0,
+  s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
                          correlation);
 }
 std::atomic<int> g_program_captures{0};

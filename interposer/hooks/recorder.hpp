@@ -63,7 +63,7 @@ bool program_capturing(CUstream stream, StreamVariant variant);
 struct TaskCall {
   const HookInfo& hook;
   CUstream stream;
-  const char* kind;          // "kernel", "memcpy", "memset", "graph", "host_func"
+  trace::TaskKind kind;
   std::uint64_t signature;   // for the automatic capture range
 };
 

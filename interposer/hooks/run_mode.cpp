@@ -94,7 +94,8 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
   }
   std::set<int> streams;
   for (const trace::Task& t : trace.tasks) {
-    if ((t.kind == "kernel" || t.kind == "memcpy" || t.kind == "memset") && t.stream) streams.insert(*t.stream);
+    const trace::TaskKind kind = trace::kind_of(t);
+    if ((kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset) && t.stream) streams.insert(*t.stream);
   }
   if (streams.size() > 1) {
     return "the iteration used " + std::to_string(streams.size()) + " streams; nimble run replays programs that issue "
@@ -440,7 +441,7 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
   const bool own_graphs = std::any_of(trace.tasks.begin(), trace.tasks.end(), [](const trace::Task& t) {
-    return t.kind == "graph" || t.kind == deps::kGraphLaunchKind;
+    return trace::kind_of(t) == trace::TaskKind::Graph || trace::kind_of(t) == trace::TaskKind::GraphLaunch;
   });
   if (own_graphs) {
     // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile

@@ -34,7 +34,7 @@ std::vector<std::vector<scheduler::NodeIndex>> infer(const std::vector<Node>& no
   std::unordered_map<trace::TaskId, scheduler::NodeIndex> index_of;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     deps::TaskEvent event;
-    event.kind = node_kind_name(nodes[i].kind);
+    event.kind = trace::kind_of(node_kind_name(nodes[i].kind));
     event.stream = kStream;
     event.accesses = nodes[i].accesses;
     if (nodes[i].operation != 0) {

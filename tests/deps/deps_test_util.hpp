@@ -18,7 +18,7 @@ inline MemAccess rw(std::uint64_t addr, std::uint64_t size) { return {addr, size
 inline MemAccess everything(Access mode = Access::ReadWrite) { return {0, 0, mode, true}; }
 
 inline trace::TaskId launch(Engine& engine, StreamHandle stream, std::vector<MemAccess> accesses = {},
-                            ThreadId thread = 0, std::string kind = "kernel") {
+                            ThreadId thread = 0, trace::TaskKind kind = trace::TaskKind::Kernel) {
   TaskEvent ev;
   ev.kind = std::move(kind);
   ev.stream = stream;

@@ -9,7 +9,7 @@ constexpr StreamHandle kS = 0x100;
 constexpr StreamHandle kT = 0x200;
 constexpr EventHandle kE = 0x300;
 
-GraphNodeEvent node(std::vector<std::size_t> preds, std::vector<MemAccess> accesses, std::string kind = "kernel") {
+GraphNodeEvent node(std::vector<std::size_t> preds, std::vector<MemAccess> accesses, trace::TaskKind kind = trace::TaskKind::Kernel) {
   GraphNodeEvent n;
   n.task.kind = std::move(kind);
   n.task.accesses = std::move(accesses);
@@ -19,7 +19,7 @@ GraphNodeEvent node(std::vector<std::size_t> preds, std::vector<MemAccess> acces
 
 trace::TaskId graph(Engine& engine, StreamHandle stream, std::vector<GraphNodeEvent> nodes) {
   TaskEvent ev;
-  ev.kind = kGraphLaunchKind;
+  ev.kind = trace::TaskKind::GraphLaunch;
   ev.stream = stream;
   ev.graph_nodes = std::move(nodes);
   return engine.task(std::move(ev));
@@ -81,9 +81,9 @@ TEST_P(GraphLaunch, MemoryConflictsReachIntoAndOutOfTheGraph) {
 TEST_P(GraphLaunch, EventsInsideTheGraphOrderOtherStreams) {
   const auto other = launch(engine, kT, {wr(0x9000, 64)});
   engine.event_recorded(kE, kT, 0);
-  GraphNodeEvent wait = node({}, {}, "event_wait");
+  GraphNodeEvent wait = node({}, {}, trace::TaskKind::EventWait);
   wait.waits = {kE};
-  GraphNodeEvent record = node({0}, {}, "event_record");
+  GraphNodeEvent record = node({0}, {}, trace::TaskKind::EventRecord);
   record.records = {kE + 1};
   const auto l = graph(engine, kS, {wait, record});
   engine.stream_waited(kT, kE + 1, 0);
@@ -99,7 +99,7 @@ TEST_P(GraphLaunch, EventsInsideTheGraphOrderOtherStreams) {
 TEST_P(GraphLaunch, AnEmptyGraphStillOrdersItsStream) {
   const auto before = launch(engine, kS, {wr(0x1000, 64)});
   const auto l = graph(engine, kS, {});
-  const auto after = launch(engine, kS, {wr(0x2000, 64)}, 0, "host_func");
+  const auto after = launch(engine, kS, {wr(0x2000, 64)}, 0, trace::TaskKind::HostFunc);
   const trace::Trace t = engine.build_trace();
   expect_well_formed(t);
   EXPECT_EQ(deps_of(t, l), Ids{before});

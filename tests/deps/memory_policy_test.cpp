@@ -58,13 +58,13 @@ struct BranchIds {
 // as a framework would, -> join reading both -> output copy.
 BranchIds branchy_program(Engine& e, StreamHandle stream) {
   BranchIds ids{};
-  ids.input = launch(e, stream, {wr(buf(0), kSize)}, 1, "memcpy");
+  ids.input = launch(e, stream, {wr(buf(0), kSize)}, 1, trace::TaskKind::Memcpy);
   ids.a1 = launch(e, stream, {rd(buf(0), kSize), rw(buf(1), kSize)}, 1);
   ids.b1 = launch(e, stream, {rd(buf(0), kSize), rw(buf(2), kSize)}, 1);
   ids.a2 = launch(e, stream, {rw(buf(1), kSize)}, 1);
   ids.b2 = launch(e, stream, {rw(buf(2), kSize)}, 1);
   ids.join = launch(e, stream, {rd(buf(1), kSize), rd(buf(2), kSize), wr(buf(3), kSize)}, 1);
-  ids.output = launch(e, stream, {rd(buf(3), kSize)}, 1, "memcpy");
+  ids.output = launch(e, stream, {rd(buf(3), kSize)}, 1, trace::TaskKind::Memcpy);
   return ids;
 }
 
@@ -155,7 +155,7 @@ TEST_F(MemoryPolicy, WritersAfterWritersAndReadersAfterWriters) {
 TEST_F(MemoryPolicy, ReadersBeforeAnOrderingTaskArePrunedBehindIt) {
   auto r0 = launch(engine, kS, {rd(buf(0), kSize)});
   auto r1 = launch(engine, kS, {rd(buf(0), kSize)});
-  auto fence = launch(engine, kS, {}, 1, "host_func");  // not relaxable
+  auto fence = launch(engine, kS, {}, 1, trace::TaskKind::HostFunc);  // not relaxable
   auto r2 = launch(engine, kS, {rd(buf(0), kSize)});
   auto w = launch(engine, kT, {wr(buf(0), kSize)});
   auto t = trace();
@@ -191,10 +191,10 @@ TEST_F(MemoryPolicy, EverythingTaskDependsOnAllPendingTasksAndLaterTasksOnIt) {
 TEST_F(MemoryPolicy, GraphLaunchesAndHostFunctionsAreBoundaries) {
   auto a = launch(engine, kS, {rw(buf(0), kSize)});
   auto b = launch(engine, kS, {rw(buf(1), kSize)});
-  auto g = launch(engine, kS, {}, 1, "graph");
+  auto g = launch(engine, kS, {}, 1, trace::TaskKind::Graph);
   auto c = launch(engine, kS, {rw(buf(2), kSize)});
   auto d = launch(engine, kS, {rw(buf(3), kSize)});
-  auto h = launch(engine, kS, {}, 1, "host_func");
+  auto h = launch(engine, kS, {}, 1, trace::TaskKind::HostFunc);
   auto e = launch(engine, kS, {rw(buf(4), kSize)});
   auto t = trace();
   EXPECT_EQ(deps_of(t, g), (Ids{a, b}));
@@ -206,9 +206,9 @@ TEST_F(MemoryPolicy, GraphLaunchesAndHostFunctionsAreBoundaries) {
 
 TEST_F(MemoryPolicy, UnknownKindsAreNotRelaxable) {
   auto a = launch(engine, kS, {rw(buf(0), kSize)});
-  auto x = launch(engine, kS, {rw(buf(1), kSize)}, 1, "mem_alloc");
-  auto b = launch(engine, kS, {rw(buf(2), kSize)}, 1, "memset");
-  auto c = launch(engine, kS, {rw(buf(3), kSize)}, 1, "memcpy");
+  auto x = launch(engine, kS, {rw(buf(1), kSize)}, 1, trace::TaskKind::Other);
+  auto b = launch(engine, kS, {rw(buf(2), kSize)}, 1, trace::TaskKind::Memset);
+  auto c = launch(engine, kS, {rw(buf(3), kSize)}, 1, trace::TaskKind::Memcpy);
   auto t = trace();
   EXPECT_EQ(deps_of(t, x), Ids{a});
   EXPECT_EQ(deps_of(t, b), Ids{x});
@@ -220,7 +220,7 @@ TEST_F(MemoryPolicy, BoundaryAddsEachPendingTaskOnce) {
   for (int round = 0; round < 20; ++round) {
     const trace::TaskId first = static_cast<trace::TaskId>(round * 11);
     for (int i = 0; i < 10; ++i) launch(engine, kS, {rw(buf(i % 8) + 0x100 * round, 0x10)});
-    auto g = launch(engine, kS, {}, 1, "graph");
+    auto g = launch(engine, kS, {}, 1, trace::TaskKind::Graph);
     auto t = engine.build_trace();
     Ids expected = range_ids(first, first + 9);
     if (round > 0) expected.insert(expected.begin(), first - 1);
@@ -249,7 +249,7 @@ TEST_F(MemoryPolicy, WaitOrdersEveryLaterTaskOfTheWaitingStreamAfterAllPendingWo
 
 TEST_F(MemoryPolicy, RecordCapturesTheLastBoundaryAndThePendingTasksAfterIt) {
   auto a = launch(engine, kS, {rw(buf(0), kSize)});
-  auto g = launch(engine, kS, {}, 1, "graph");
+  auto g = launch(engine, kS, {}, 1, trace::TaskKind::Graph);
   auto b = launch(engine, kS, {rw(buf(1), kSize)});
   auto c = launch(engine, kS, {rw(buf(2), kSize)});
   engine.event_recorded(kE, kS, 1);
@@ -332,7 +332,7 @@ TEST_F(MemoryPolicy, StreamSyncCoversAllPendingTasks) {
   const trace::TaskId sync = 3;
   auto d = launch(engine, kS, {rw(buf(3), kSize)});
   auto e = launch(engine, kS, {rw(buf(4), kSize)});
-  auto g = launch(engine, kS, {}, 1, "graph");
+  auto g = launch(engine, kS, {}, 1, trace::TaskKind::Graph);
   auto n = launch(engine, kN, {rw(buf(5), kSize)});
   auto t = trace();
   EXPECT_EQ(deps_of(t, sync), (Ids{a, b, c}));

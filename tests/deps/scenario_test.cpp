@@ -21,7 +21,7 @@ TEST(Scenario, ForkJoinProgramGivesTheExpectedDag) {
   engine.allocated(kOut, 0x400, AllocKind::Device, kLegacyStream);   // alloc 3
   engine.begin_capture();
 
-  auto h2d = launch(engine, kMain, {wr(kIn, 0x400)}, 1, "memcpy");
+  auto h2d = launch(engine, kMain, {wr(kIn, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.event_recorded(kForked, kMain, 1);
   engine.stream_waited(kSide, kForked, 1);
   auto k1 = launch(engine, kMain, {rd(kIn, 0x400), wr(kMid1, 0x400)});
@@ -29,7 +29,7 @@ TEST(Scenario, ForkJoinProgramGivesTheExpectedDag) {
   engine.event_recorded(kJoined, kSide, 1);
   engine.stream_waited(kMain, kJoined, 1);
   auto join = launch(engine, kMain, {rd(kMid1, 0x400), rd(kMid2, 0x400), wr(kOut, 0x400)});
-  auto d2h = launch(engine, kMain, {rd(kOut, 0x400)}, 1, "memcpy");
+  auto d2h = launch(engine, kMain, {rd(kOut, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.host_synced_stream(kMain, 1, "cuStreamSynchronize");
   engine.end_capture();
 

@@ -37,8 +37,8 @@ bool conflict(const RefAccess& a, const RefAccess& b) {
   return a.lo < b.hi && b.lo < a.hi;
 }
 
-bool relaxable_kind(const std::string& kind) {
-  return kind == "kernel" || kind == "memcpy" || kind == "memset";
+bool relaxable_kind(trace::TaskKind kind) {
+  return kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset;
 }
 
 // Brute-force model. pending[s]: every task CUDA orders before the next operation on stream
@@ -71,7 +71,7 @@ class Reference {
   bool capturing() const { return capturing_; }
 
   std::size_t task(StreamHandle h, ThreadId th, const std::vector<RefAccess>& acc,
-                   const std::string& kind = "kernel") {
+                   trace::TaskKind kind = trace::TaskKind::Kernel) {
     const int s = resolve(h, th);
     const std::size_t t = required_.size();
     bool relaxable = policy_ == StreamOrderPolicy::Memory && relaxable_kind(kind);
@@ -292,10 +292,11 @@ std::string check_program(std::uint64_t seed, StreamOrderPolicy policy, const Pr
           racc.push_back({false, mode, base + off, base + off + len});
         }
       }
-      static const char* const kinds[] = {"kernel", "kernel", "kernel", "kernel", "kernel", "kernel",
-                                          "kernel", "memcpy", "memset", "graph", "host_func"};
-      const std::string kind = kinds[pick(std::size(kinds))];
-      log << kind << " on " << std::hex << s << std::dec << " thread " << th << " accesses";
+      using K = trace::TaskKind;
+      static const K kinds[] = {K::Kernel, K::Kernel, K::Kernel, K::Kernel, K::Kernel, K::Kernel,
+                                K::Kernel,  K::Memcpy, K::Memset, K::Graph,  K::HostFunc};
+      const K kind = kinds[pick(std::size(kinds))];
+      log << trace::kind_name(kind) << " on " << std::hex << s << std::dec << " thread " << th << " accesses";
       for (const auto& r : racc) {
         log << " [" << (r.everything ? std::string("everything") : std::to_string(r.lo) + ".." + std::to_string(r.hi))
             << " mode " << static_cast<int>(r.mode) << "]";
@@ -472,9 +473,9 @@ TEST(Soundness, MemoryModelRelaxesOnlyRelaxablePairs) {
   ref.task(0x100, 1, {{false, Access::Write, 0, 16}});            // 0
   ref.task(0x100, 1, {{false, Access::Write, 16, 32}});           // 1: independent of 0
   ref.task(0x100, 1, {{false, Access::Read, 0, 8}});              // 2: RAW on 0
-  ref.task(0x100, 1, {}, "graph");                                // 3: not relaxable
+  ref.task(0x100, 1, {}, trace::TaskKind::Graph);                                // 3: not relaxable
   ref.task(0x100, 1, {{true, Access::Read, 0, 0}});               // 4: everything: not relaxable
-  ref.task(0x100, 1, {{false, Access::Write, 64, 80}}, "memset"); // 5
+  ref.task(0x100, 1, {{false, Access::Write, 64, 80}}, trace::TaskKind::Memset); // 5
   ref.record(0xe, 0x100, 1);
   ref.wait(0x200, 0xe, 1);
   ref.task(0x200, 1, {});                                         // 6

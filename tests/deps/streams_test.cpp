@@ -181,7 +181,7 @@ TEST_F(Streams, DestroyedHandleReusedIsANewStream) {
 
 TEST_F(Streams, TaskRecordsThreadKindAndDetail) {
   TaskEvent ev;
-  ev.kind = "memset";
+  ev.kind = trace::TaskKind::Memset;
   ev.stream = kA;
   ev.thread = 7;
   ev.detail = {{"name", "fill"}, {"bytes", 64}, {"id", 99}, {"duration_us", 2.5}};

@@ -18,7 +18,7 @@ TEST_P(TraceValidation, RecordedTraceValidatesCleanly) {
   engine.allocated(0x20000, 0x400, AllocKind::ModuleGlobal, kLegacyStream);
   engine.begin_capture();
   engine.allocated(0x30000, 0x400, AllocKind::Async, 0x20);
-  launch(engine, 0x10, {wr(0x10000, 0x400)}, 1, "memcpy");
+  launch(engine, 0x10, {wr(0x10000, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.event_recorded(0xe, 0x10, 1);
   engine.stream_waited(0x20, 0xe, 1);
   launch(engine, 0x20, {rd(0x10000, 0x100), wr(0x30000, 0x400), rd(0x5000, 8)});
@@ -30,7 +30,7 @@ TEST_P(TraceValidation, RecordedTraceValidatesCleanly) {
   engine.host_synced_context(1, "cuCtxSynchronize");
   launch(engine, 0x10, {rd(0x10000, 0x400)});
   launch(engine, 0x10, {rd(0x30000, 0x400)});
-  launch(engine, 0x10, {}, 1, "graph");
+  launch(engine, 0x10, {}, 1, trace::TaskKind::Graph);
   engine.end_capture();
 
   const trace::Trace t = engine.build_trace();
