@@ -292,7 +292,7 @@ std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,
 
 void Engine::set_stream_order_policy(StreamOrderPolicy policy) {
   std::lock_guard lock(state_->mutex);
-  state_->requested_policy = policy;  // latched by the next begin_capture
+  state_->requested_policy = policy;  // latched by the next begin_window
 }
 
 StreamOrderPolicy Engine::stream_order_policy() const {
@@ -300,7 +300,7 @@ StreamOrderPolicy Engine::stream_order_policy() const {
   return state_->requested_policy;
 }
 
-void Engine::begin_capture() {
+void Engine::begin_window() {
   std::lock_guard lock(state_->mutex);
   State& st = *state_;
   if (st.capturing) return;
@@ -313,7 +313,7 @@ void Engine::begin_capture() {
   st.capturing = true;
 }
 
-void Engine::end_capture() {
+void Engine::end_window() {
   std::lock_guard lock(state_->mutex);
   state_->capturing = false;
 }

@@ -148,19 +148,19 @@ class Engine {
                                           const std::vector<ParamLayout>& params,
                                           std::vector<trace::PointerRecord>* pointers) const;
 
-  // The ordering policy of capture windows (default Keep). begin_capture latches it for the
-  // window it starts, so set it before begin_capture; a call while capturing applies from the
+  // The ordering policy of capture windows (default Keep). begin_window latches it for the
+  // window it starts, so set it before begin_window; a call while capturing applies from the
   // next fresh recording. The trace's "dependency_policy" names the policy its window used.
   void set_stream_order_policy(StreamOrderPolicy policy);
   // The policy set (the one the next window will use).
   StreamOrderPolicy stream_order_policy() const;
 
-  // Recording window: tasks are only appended between begin_capture and end_capture, but
-  // allocations and streams are tracked all the time. begin_capture (when not already
+  // Recording window: tasks are only appended between begin_window and end_window, but
+  // allocations and streams are tracked all the time. begin_window (when not already
   // capturing) starts a fresh recording: earlier tasks, event captures, host syncs and memory
   // state are dropped, since work before the window is complete from the trace's point of view.
-  void begin_capture();
-  void end_capture();
+  void begin_window();
+  void end_window();
   bool capturing() const;
 
   // The recorded tasks as a trace (allocations, streams and "dependency_policy" in top-level

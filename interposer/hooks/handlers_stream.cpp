@@ -1,6 +1,6 @@
 // Streams, events, host synchronisation, the program's own stream capture, and the profiler
 // range that opens and closes the recording window.
-#include "capture.hpp"
+#include "recording_window.hpp"
 #include "handlers.hpp"
 #include "recorder.hpp"
 
@@ -160,13 +160,13 @@ CUresult on_stream_end_capture(H h, PFN_cuStreamEndCapture_v10000 real, CUstream
 // example, on a thread without a current context, yet the program's intent is clear).
 CUresult on_profiler_start(H, PFN_cuProfilerStart_v4000 real) {
   const CUresult r = real();
-  if (!inside_nimble()) with_capture_control([](CaptureControl& c) { c.profiler_start(); });
+  if (!inside_nimble()) with_recording_window([](RecordingWindow& c) { c.profiler_start(); });
   return r;
 }
 
 CUresult on_profiler_stop(H, PFN_cuProfilerStop_v4000 real) {
   const CUresult r = real();
-  if (!inside_nimble()) with_capture_control([](CaptureControl& c) { c.profiler_stop(); });
+  if (!inside_nimble()) with_recording_window([](RecordingWindow& c) { c.profiler_stop(); });
   return r;
 }
 

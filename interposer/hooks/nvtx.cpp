@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "capture.hpp"
+#include "recording_window.hpp"
 #include "recorder.hpp"
 
 namespace nimble::hooks {
@@ -34,7 +34,7 @@ std::string message_of(const nvtxEventAttributes_t* a) {
 int push(const std::string& name) {
   const int depth = ++t_depth;
   if (recording()) {
-    with_capture_control([&](CaptureControl& c) { c.nvtx_push(name, current_thread(), depth); });
+    with_recording_window([&](RecordingWindow& c) { c.nvtx_push(name, current_thread(), depth); });
   }
   return depth - 1;
 }
@@ -42,14 +42,14 @@ int push(const std::string& name) {
 int pop() {
   const int depth = t_depth;
   if (t_depth > 0) --t_depth;
-  if (recording()) with_capture_control([&](CaptureControl& c) { c.nvtx_pop(current_thread(), depth); });
+  if (recording()) with_recording_window([&](RecordingWindow& c) { c.nvtx_pop(current_thread(), depth); });
   return depth - 1;
 }
 
 nvtxRangeId_t start(const std::string& name) {
   const nvtxRangeId_t id = g_next_range.fetch_add(1);
   if (recording()) {
-    with_capture_control([&](CaptureControl& c) {
+    with_recording_window([&](RecordingWindow& c) {
       if (c.nvtx_start(name)) g_window_range.store(id);
     });
   }
@@ -58,7 +58,7 @@ nvtxRangeId_t start(const std::string& name) {
 
 void end(nvtxRangeId_t id) {
   if (id != 0 && id == g_window_range.load() && recording()) {
-    with_capture_control([](CaptureControl& c) { c.nvtx_end_of_window(); });
+    with_recording_window([](RecordingWindow& c) { c.nvtx_end_of_window(); });
   }
 }
 
@@ -110,6 +110,6 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   install(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_range_start_ex);
   install(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd, &domain_range_end);
   install(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA, &register_string);
-  with_capture_control([](CaptureControl& c) { c.nvtx_injected(); });
+  with_recording_window([](RecordingWindow& c) { c.nvtx_injected(); });
   return 1;
 }

@@ -127,7 +127,7 @@ std::string numbered_trace_path(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + (json ? suffix : std::string());
 }
 
-std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report) {
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report) {
   trace::Trace trace = engine().build_trace();
   trace::json coverage = attach_cupti_results(trace, report.cupti_used);
 

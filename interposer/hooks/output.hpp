@@ -9,7 +9,7 @@
 
 namespace nimble::hooks {
 
-struct CaptureReport {
+struct WindowReport {
   std::string range;         // "cudaProfilerApi", "auto", "nvtx:NAME"
   int iteration = 1;
   std::string ended_by;      // "cuProfilerStop", "period complete", "process exit", ...
@@ -26,7 +26,7 @@ trace::json describe_device();
 
 // Builds and writes the trace to NIMBLE_OUTPUT; returns it, or nullopt (and says why on stderr)
 // when it could not be written.
-std::optional<trace::Trace> write_recorded_trace(const CaptureReport& report);
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report);
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <set>
 
-#include "capture.hpp"
+#include "recording_window.hpp"
 #include "host_timing.hpp"
 #include "library_calls.hpp"
 #include "real_driver.hpp"
@@ -25,7 +25,7 @@ struct RecorderState {
   Config config;
   std::mutex mu;
   deps::Engine* engine = nullptr;
-  CaptureControl* capture = nullptr;
+  RecordingWindow* capture = nullptr;
 };
 
 RecorderState& state() {
@@ -37,7 +37,7 @@ thread_local int t_internal_depth = 0;
 
 // The automatic range sees a task (under the recorder's lock): where it came from, and its
 // signature.
-void show_to_capture(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
+void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
   s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
   s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
                          correlation);
@@ -73,7 +73,7 @@ __attribute__((constructor)) void initialise_recorder() {
   if (!s.config.record) return;
   s.engine = new deps::Engine();
   s.engine->set_stream_order_policy(*deps::parse_stream_order_policy(s.config.dependencies));
-  s.capture = new CaptureControl(s.config);
+  s.capture = new RecordingWindow(s.config);
   std::atexit(at_process_exit);
   pthread_atfork(nullptr, nullptr, in_forked_child);
   g_recording.store(true, std::memory_order_relaxed);
@@ -133,7 +133,7 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
-    if (!observed) show_to_capture(s, call, correlation);
+    if (!observed) show_to_window(s, call, correlation);
     if (s.engine->capturing()) {
       deps::TaskEvent event;
       event.kind = call.kind;
@@ -165,7 +165,7 @@ bool run_window_opens(const TaskCall& call) {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording() || !tasks_matter()) return false;
-    show_to_capture(s, call);
+    show_to_window(s, call);
     open = s.engine->capturing();
   } catch (const std::exception& e) {
     disable_after_error(e.what());
@@ -179,7 +179,7 @@ bool run_window_opens(const TaskCall& call) {
 void run_watch_again() {
   g_watch_wanted.store(false, std::memory_order_relaxed);
   if (run_gave_up()) return;
-  with_capture_control([](CaptureControl& capture) { capture.watch_again(); });
+  with_recording_window([](RecordingWindow& capture) { capture.watch_again(); });
 }
 
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
@@ -216,7 +216,7 @@ void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
   }
 }
 
-void with_capture_control(FunctionRef<void(CaptureControl&)> action) {
+void with_recording_window(FunctionRef<void(RecordingWindow&)> action) {
   try {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);

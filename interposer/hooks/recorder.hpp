@@ -87,9 +87,9 @@ enum class SyncKind { Stream, Event, Context };
 // streams), so the automatic range does not count them, while the window still records them.
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle, StreamVariant variant, bool polled = false);
 
-class CaptureControl;
+class RecordingWindow;
 // Runs `action` on the capture control under the recorder's lock (profiler and NVTX ranges).
-void with_capture_control(FunctionRef<void(CaptureControl&)> action);
+void with_recording_window(FunctionRef<void(RecordingWindow&)> action);
 
 // Whether to record at all right now (recording, not re-entered from nimble itself).
 inline bool should_record() { return recording() && !inside_nimble(); }

@@ -140,12 +140,12 @@ void release_frees(RunState& r) {
   }
 }
 
-trace::json phase_json(const replayer::PhaseTimes& t) {
+trace::json phase_json(const replayer::IterationTimes& t) {
   return {{"iterations", t.iterations}, {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}};
 }
 
 trace::json comparison_json(const replayer::Comparison& c) {
-  const replayer::PhaseTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
+  const replayer::IterationTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
   trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
   j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
                                                                : trace::json(nullptr);
@@ -153,7 +153,7 @@ trace::json comparison_json(const replayer::Comparison& c) {
 }
 
 std::string comparison_text(const replayer::Comparison& c) {
-  const replayer::PhaseTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
+  const replayer::IterationTimes replayed = c.times(replayer::Phase::Replay), plain = c.times(replayer::Phase::Plain);
   char line[400];
   if (replayed.iterations == 0 || plain.iterations == 0) {
     std::snprintf(line, sizeof line,

@@ -22,9 +22,9 @@ void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
   ++begun_in_block_;
 }
 
-PhaseTimes Comparison::times(Phase phase) const {
+IterationTimes Comparison::times(Phase phase) const {
   std::vector<double> s = samples_[static_cast<int>(phase)];
-  PhaseTimes t;
+  IterationTimes t;
   t.iterations = s.size();
   if (s.empty()) return t;
   std::sort(s.begin(), s.end());

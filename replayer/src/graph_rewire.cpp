@@ -329,7 +329,7 @@ nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, rw::Wiring wi
     nodes.push_back(read_node(s, handle, counts, &without_op));
     ++kinds[rw::node_kind_name(nodes.back().kind)];
   }
-  const rw::Plan plan = rw::plan(nodes, wiring);
+  const rw::Rewiring plan = rw::plan(nodes, wiring);
   Edges after;
   for (auto [from, to] : plan.edges) {
     after.from.push_back(order[from]);

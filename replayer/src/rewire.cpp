@@ -30,7 +30,7 @@ std::vector<std::vector<scheduler::NodeIndex>> infer(const std::vector<Node>& no
   constexpr deps::StreamHandle kStream = 0x100;
   engine.stream_created(kStream, /*CU_STREAM_NON_BLOCKING*/ 0x1, 0, 0);
   engine.set_stream_order_policy(deps::StreamOrderPolicy::Memory);
-  engine.begin_capture();
+  engine.begin_window();
   std::unordered_map<trace::TaskId, scheduler::NodeIndex> index_of;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     deps::TaskEvent event;
@@ -44,7 +44,7 @@ std::vector<std::vector<scheduler::NodeIndex>> infer(const std::vector<Node>& no
     }
     index_of[engine.task(std::move(event))] = static_cast<scheduler::NodeIndex>(i);
   }
-  engine.end_capture();
+  engine.end_window();
   const trace::Trace trace = engine.build_trace();
   std::vector<std::vector<scheduler::NodeIndex>> preds(nodes.size());
   for (const trace::Task& t : trace.tasks) {
@@ -120,9 +120,9 @@ std::optional<Wiring> parse_wiring(std::string_view name) {
   return std::nullopt;
 }
 
-Plan plan(const std::vector<Node>& nodes, Wiring wiring) {
+Rewiring plan(const std::vector<Node>& nodes, Wiring wiring) {
   if (nodes.empty()) throw std::invalid_argument("the captured graph has no nodes");
-  Plan out;
+  Rewiring out;
   scheduler::Dag dag;
   dag.predecessors = infer(nodes);
   const scheduler::Adjacency all = scheduler::predecessor_adjacency(dag);

@@ -288,7 +288,7 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
 // of blocks, the minimum speedup after two.
 void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
-  const PhaseTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
+  const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;

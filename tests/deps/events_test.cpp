@@ -16,7 +16,7 @@ class Events : public ::testing::Test {
     engine.stream_created(kA, 0, 0, 1);
     engine.stream_created(kB, 0, 0, 1);
     engine.stream_created(kN, 0x1, 0, 1);
-    engine.begin_capture();
+    engine.begin_window();
   }
   trace::Trace trace() {
     auto t = engine.build_trace();
@@ -36,10 +36,10 @@ TEST_F(Events, RecordsAndWaitsInTheWindowAreListedWithTheTasksBeforeThem) {
   engine.stream_waited(kB, kE, 1);
   launch(engine, kB);
   EXPECT_EQ(engine.event_points(), (std::vector<std::size_t>{0, 2, 2}));
-  engine.end_capture();
+  engine.end_window();
   engine.event_recorded(kF, kA, 1);
   EXPECT_EQ(engine.event_points().size(), 3u);
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kA);
   engine.stream_waited(kA, kF, 1);
   EXPECT_EQ(engine.event_points(), (std::vector<std::size_t>{1}));

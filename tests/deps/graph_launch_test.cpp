@@ -31,7 +31,7 @@ class GraphLaunch : public ::testing::TestWithParam<StreamOrderPolicy> {
     engine.set_stream_order_policy(GetParam());
     engine.stream_created(kS, 0, 0, 0);
     engine.stream_created(kT, 0, 0, 0);
-    engine.begin_capture();
+    engine.begin_window();
   }
   Engine engine;
 };

@@ -15,7 +15,7 @@ class HostSync : public ::testing::Test {
     engine.stream_created(kA, 0, 0, 1);
     engine.stream_created(kB, 0, 0, 1);
     engine.stream_created(kN, 0x1, 0, 1);
-    engine.begin_capture();
+    engine.begin_window();
   }
   trace::Trace trace() {
     auto t = engine.build_trace();

@@ -33,7 +33,7 @@ class MemoryPolicy : public ::testing::Test {
     e.stream_created(kT, 0, 0, 1);
     e.stream_created(kN, 0x1, 0, 1);
     for (int i = 0; i < 8; ++i) e.allocated(buf(i), kSize, AllocKind::Device, kLegacyStream);
-    e.begin_capture();
+    e.begin_window();
   }
   static trace::Trace trace_of(Engine& e) {
     auto t = e.build_trace();
@@ -429,7 +429,7 @@ TEST(MemoryPolicyApi, NamesRoundTrip) {
 TEST(MemoryPolicyApi, DefaultIsKeep) {
   Engine engine;
   EXPECT_EQ(engine.stream_order_policy(), StreamOrderPolicy::Keep);
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kS, {rw(buf(0), 0x10)});
   launch(engine, kS, {rw(buf(1), 0x10)});
   auto t = engine.build_trace();
@@ -439,7 +439,7 @@ TEST(MemoryPolicyApi, DefaultIsKeep) {
 
 TEST(MemoryPolicyApi, ChangeWhileCapturingAppliesToTheNextWindow) {
   Engine engine;
-  engine.begin_capture();
+  engine.begin_window();
   engine.set_stream_order_policy(StreamOrderPolicy::Memory);
   EXPECT_EQ(engine.stream_order_policy(), StreamOrderPolicy::Memory);
   launch(engine, kS, {rw(buf(0), 0x10)});
@@ -447,9 +447,9 @@ TEST(MemoryPolicyApi, ChangeWhileCapturingAppliesToTheNextWindow) {
   auto t = engine.build_trace();
   EXPECT_EQ(t.extra.at("dependency_policy"), "stream-order");
   EXPECT_EQ(deps_of(t, 1), Ids{0});
-  engine.end_capture();
+  engine.end_window();
   EXPECT_EQ(engine.build_trace().extra.at("dependency_policy"), "stream-order");
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kS, {rw(buf(0), 0x10)});
   launch(engine, kS, {rw(buf(1), 0x10)});
   t = engine.build_trace();

@@ -19,7 +19,7 @@ class Memory : public ::testing::Test {
     for (auto s : {kS1, kS2, kS3, kS4}) engine.stream_created(s, 0x1, 0, 1);
     engine.allocated(kX, 0x1000, AllocKind::Device, kLegacyStream);
     engine.allocated(kY, 0x1000, AllocKind::Device, kLegacyStream);
-    engine.begin_capture();
+    engine.begin_window();
   }
   trace::Trace trace() {
     auto t = engine.build_trace();

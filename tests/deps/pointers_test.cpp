@@ -130,7 +130,7 @@ TEST_F(Pointers, NullArgumentsResolveNothing) {
 TEST_F(Pointers, ResolvedAccessesDriveDependencies) {
   engine.stream_created(0x10, 0x1, 0, 0);
   engine.stream_created(0x20, 0x1, 0, 0);
-  engine.begin_capture();
+  engine.begin_window();
   put<std::uint64_t>(0, kA + 0x8);
   auto producer = launch(engine, 0x10, resolve({{0, 8}}));
   put<std::uint64_t>(0, kA + 0xf8);

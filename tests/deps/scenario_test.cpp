@@ -19,7 +19,7 @@ TEST(Scenario, ForkJoinProgramGivesTheExpectedDag) {
   engine.allocated(kMid1, 0x400, AllocKind::Device, kLegacyStream);  // alloc 1
   engine.allocated(kMid2, 0x400, AllocKind::Device, kLegacyStream);  // alloc 2
   engine.allocated(kOut, 0x400, AllocKind::Device, kLegacyStream);   // alloc 3
-  engine.begin_capture();
+  engine.begin_window();
 
   auto h2d = launch(engine, kMain, {wr(kIn, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.event_recorded(kForked, kMain, 1);
@@ -31,7 +31,7 @@ TEST(Scenario, ForkJoinProgramGivesTheExpectedDag) {
   auto join = launch(engine, kMain, {rd(kMid1, 0x400), rd(kMid2, 0x400), wr(kOut, 0x400)});
   auto d2h = launch(engine, kMain, {rd(kOut, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.host_synced_stream(kMain, 1, "cuStreamSynchronize");
-  engine.end_capture();
+  engine.end_window();
 
   auto t = engine.build_trace();
   expect_well_formed(t);

@@ -241,14 +241,14 @@ std::string check_program(std::uint64_t seed, StreamOrderPolicy policy, const Pr
 
   for (int op = 0; op < ops; ++op) {
     if (op == begin_at) {
-      engine.begin_capture();
+      engine.begin_window();
       ref.begin();
-      log << "begin_capture\n";
+      log << "begin_window\n";
     }
     if (op == end_at) {
-      engine.end_capture();
+      engine.end_window();
       ref.end();
-      log << "end_capture\n";
+      log << "end_window\n";
     }
     const ThreadId th = 1 + pick(2);
     StreamHandle s = handles[pick(std::size(handles))];
@@ -343,7 +343,7 @@ std::string check_program(std::uint64_t seed, StreamOrderPolicy policy, const Pr
       if (pick(2) == 0) create(0x101, static_cast<unsigned>(pick(2)));
     }
   }
-  engine.end_capture();
+  engine.end_window();
 
   const trace::Trace t = engine.build_trace();
   if (t.extra.at("dependency_policy") != stream_order_policy_name(policy)) {

@@ -15,7 +15,7 @@ class Streams : public ::testing::Test {
     engine.stream_created(kA, 0, 0, 1);
     engine.stream_created(kB, 0, 0, 1);
     engine.stream_created(kN, kNonBlocking, -1, 1);
-    engine.begin_capture();
+    engine.begin_window();
   }
   trace::Trace trace() {
     auto t = engine.build_trace();

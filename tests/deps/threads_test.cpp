@@ -15,7 +15,7 @@ constexpr int kTasksPerThread = 60;
 void run_once(bool per_thread_stream, StreamOrderPolicy policy = StreamOrderPolicy::Keep) {
   Engine engine;
   engine.set_stream_order_policy(policy);
-  engine.begin_capture();
+  engine.begin_window();
   std::vector<std::thread> threads;
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&engine, i, per_thread_stream] {
@@ -31,7 +31,7 @@ void run_once(bool per_thread_stream, StreamOrderPolicy policy = StreamOrderPoli
     });
   }
   for (auto& t : threads) t.join();
-  engine.end_capture();
+  engine.end_window();
 
   auto t = engine.build_trace();
   expect_well_formed(t);

@@ -16,7 +16,7 @@ TEST_P(TraceValidation, RecordedTraceValidatesCleanly) {
   engine.stream_created(0x20, 0x1, 3, 1);
   engine.allocated(0x10000, 0x400, AllocKind::Device, kLegacyStream);
   engine.allocated(0x20000, 0x400, AllocKind::ModuleGlobal, kLegacyStream);
-  engine.begin_capture();
+  engine.begin_window();
   engine.allocated(0x30000, 0x400, AllocKind::Async, 0x20);
   launch(engine, 0x10, {wr(0x10000, 0x400)}, 1, trace::TaskKind::Memcpy);
   engine.event_recorded(0xe, 0x10, 1);
@@ -31,7 +31,7 @@ TEST_P(TraceValidation, RecordedTraceValidatesCleanly) {
   launch(engine, 0x10, {rd(0x10000, 0x400)});
   launch(engine, 0x10, {rd(0x30000, 0x400)});
   launch(engine, 0x10, {}, 1, trace::TaskKind::Graph);
-  engine.end_capture();
+  engine.end_window();
 
   const trace::Trace t = engine.build_trace();
   EXPECT_EQ(t.extra.at("dependency_policy"), stream_order_policy_name(GetParam()));

@@ -109,7 +109,7 @@ void check_export(const trace::Trace& trace, const PerfettoExport& result, const
   EXPECT_EQ(result.recorded_lanes, expected_recorded.size());
 
   // Plan lanes are the schedule's streams; each task on the lane of its stream.
-  const Plan& plan = result.plan;
+  const ScheduleView& plan = result.plan;
   EXPECT_EQ(p.lanes.at(kPlanPid).size(), plan.streams);
   std::map<std::uint32_t, int> tid_of_stream;
   for (std::size_t i = 0; i < n; ++i) {

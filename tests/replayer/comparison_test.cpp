@@ -23,7 +23,7 @@ TEST(Comparison, AlternatesBlocksAndTimesEachPhaseWithoutTheFirstOfABlock) {
   EXPECT_EQ(c.phase(), Phase::Replay);
   const std::uint64_t t = run(c, 16, 2, 5);  // R R R R P P P P R R R R P P P P
   c.iteration_began(t, true);               // closes the 16th
-  const PhaseTimes replay = c.times(Phase::Replay), plain = c.times(Phase::Plain);
+  const IterationTimes replay = c.times(Phase::Replay), plain = c.times(Phase::Plain);
   EXPECT_EQ(replay.iterations, 6u);  // 3 per block: the first of each is left out
   EXPECT_EQ(plain.iterations, 6u);
   EXPECT_DOUBLE_EQ(replay.median_ms, 2.0);

@@ -39,7 +39,7 @@ MemAccess reads(std::uint64_t addr) { return {addr, 0x100, Access::Read, false};
 MemAccess writes(std::uint64_t addr) { return {addr, 0x100, Access::Write, false}; }
 
 using EdgeSet = std::set<std::pair<std::uint32_t, std::uint32_t>>;
-EdgeSet edges(const rw::Plan& p) { return EdgeSet(p.edges.begin(), p.edges.end()); }
+EdgeSet edges(const rw::Rewiring& p) { return EdgeSet(p.edges.begin(), p.edges.end()); }
 
 }  // namespace
 
@@ -89,11 +89,11 @@ TEST(RewirePlan, IndependentBranchesLoseTheCapturedOrder) {
   const std::vector<rw::Node> nodes = {kernel({writes(0x1000)}), kernel({reads(0x1000), writes(0x2000)}),
                                        kernel({reads(0x1000), writes(0x3000)}),
                                        kernel({reads(0x2000), reads(0x3000), writes(0x4000)})};
-  const rw::Plan reduced = rw::plan(nodes, rw::Wiring::Reduced);
+  const rw::Rewiring reduced = rw::plan(nodes, rw::Wiring::Reduced);
   EXPECT_EQ(edges(reduced), (EdgeSet{{0, 1}, {0, 2}, {1, 3}, {2, 3}}));
   EXPECT_EQ(reduced.longest_path, 3u);
   EXPECT_EQ(edges(rw::plan(nodes, rw::Wiring::Chain)), (EdgeSet{{0, 1}, {1, 2}, {2, 3}}));
-  const rw::Plan scheduled = rw::plan(nodes, rw::Wiring::Schedule);
+  const rw::Rewiring scheduled = rw::plan(nodes, rw::Wiring::Schedule);
   EXPECT_EQ(scheduled.streams, 2u);
   // Every dependency is implied by the schedule's edges (same stream order or a wait).
   const EdgeSet s = edges(scheduled);

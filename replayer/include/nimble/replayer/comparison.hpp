@@ -13,7 +13,8 @@ namespace nimble::replayer {
 
 enum class Phase { Replay, Plain };
 
-struct PhaseTimes {
+// The timed iterations of one phase (not scheduler::PhaseTimes, the scheduler's own phases).
+struct IterationTimes {
   std::size_t iterations = 0;  // timed iterations
   double median_ms = 0, p10_ms = 0, p90_ms = 0;
 };
@@ -36,7 +37,7 @@ class Comparison {
   // other phase's tail).
   void iteration_began(std::uint64_t ns, bool previous_whole);
 
-  PhaseTimes times(Phase phase) const;
+  IterationTimes times(Phase phase) const;
 
  private:
   std::size_t block_;

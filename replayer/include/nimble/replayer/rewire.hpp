@@ -74,7 +74,8 @@ enum class Wiring { Chain, Reduced, Schedule };
 const char* wiring_name(Wiring wiring);
 std::optional<Wiring> parse_wiring(std::string_view name);
 
-struct Plan {
+// The new edges of a captured graph, and what they cost.
+struct Rewiring {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (from, to) node indices, from < to
   std::size_t dependencies = 0;     // inferred edges before reduction
   std::size_t reduced = 0;          // after transitive reduction
@@ -85,6 +86,6 @@ struct Plan {
 
 // Nodes in capture order (a topological order of the captured graph). Throws
 // std::invalid_argument for an empty graph.
-Plan plan(const std::vector<Node>& nodes, Wiring wiring);
+Rewiring plan(const std::vector<Node>& nodes, Wiring wiring);
 
 }  // namespace nimble::replayer::rewire

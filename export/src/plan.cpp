@@ -14,9 +14,9 @@ std::string where(const trace::Task& task, std::size_t index, const char* field)
 }
 
 // Reads a plan out of a trace whose tasks all carry a schedule.
-Plan read_plan(const trace::Trace& trace) {
+ScheduleView read_plan(const trace::Trace& trace) {
   const std::size_t n = trace.tasks.size();
-  Plan plan;
+  ScheduleView plan;
   plan.algorithm = trace.schedule->algorithm;
   if (trace.schedule->streams < 0) {
     throw std::invalid_argument("top level, field \"schedule.streams\": negative stream count");
@@ -49,7 +49,7 @@ Plan read_plan(const trace::Trace& trace) {
   return plan;
 }
 
-void read_priorities(const trace::TraceSchedule& schedule, Plan& plan) {
+void read_priorities(const trace::TraceSchedule& schedule, ScheduleView& plan) {
   const auto it = schedule.extra.find("stream_priorities");
   if (it == schedule.extra.end() || !it->is_array() || it->size() != plan.streams) return;
   std::vector<std::optional<int>> priorities;
@@ -64,9 +64,9 @@ void read_priorities(const trace::TraceSchedule& schedule, Plan& plan) {
 
 }  // namespace
 
-Plan make_plan(const trace::Trace& trace, const PlanOptions& options) {
+ScheduleView make_plan(const trace::Trace& trace, const PlanOptions& options) {
   const bool stored = trace.schedule.has_value() && !options.reschedule;
-  Plan plan;
+  ScheduleView plan;
   if (stored) {
     plan = read_plan(trace);
     read_priorities(*trace.schedule, plan);
@@ -93,7 +93,7 @@ Plan make_plan(const trace::Trace& trace, const PlanOptions& options) {
   return plan;
 }
 
-std::string plan_lane_name(const Plan& plan, std::uint32_t stream) {
+std::string plan_lane_name(const ScheduleView& plan, std::uint32_t stream) {
   std::string name = "stream " + std::to_string(stream);
   if (stream < plan.priorities.size() && plan.priorities[stream]) {
     name += " (priority " + std::to_string(*plan.priorities[stream]) + ")";

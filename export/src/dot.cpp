@@ -103,7 +103,7 @@ DotExport export_dot(const trace::Trace& trace, const DotOptions& options) {
   out.edges = predecessors.edges();
 
   // Waits of the stored schedule, to colour the edges they enforce.
-  std::optional<Plan> plan;
+  std::optional<ScheduleView> plan;
   if (trace.schedule) plan = make_plan(trace);
 
   // Clusters: schedule streams, else program streams; key -1 = outside any cluster.

@@ -31,7 +31,7 @@ struct PerfettoExport {
   std::size_t recorded_with_start = 0;     // tasks placed at their start_us
   std::size_t tasks_without_duration = 0;  // drawn 1 us long (scheduler::kDefaultDurationUs)
   std::size_t recorded_overlaps = 0;       // slices that start before the previous one on their lane ends
-  Plan plan;
+  ScheduleView plan;
   std::size_t flows = 0;                   // wait arrows (one per wait)
   double recorded_span_us = 0;             // end of the last recorded slice
   double plan_makespan_us = 0;             // end of the last simulated slice

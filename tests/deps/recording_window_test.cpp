@@ -15,11 +15,11 @@ TEST(Capture, TasksOutsideTheWindowAreNotRecorded) {
   EXPECT_FALSE(engine.capturing());
   EXPECT_EQ(launch(engine, kA), kNoTask);
   engine.host_synced_context(1, "cuCtxSynchronize");
-  engine.begin_capture();
+  engine.begin_window();
   EXPECT_TRUE(engine.capturing());
   EXPECT_EQ(launch(engine, kA), 0);
   EXPECT_EQ(launch(engine, kA), 1);
-  engine.end_capture();
+  engine.end_window();
   EXPECT_EQ(launch(engine, kA), kNoTask);
   engine.host_synced_context(1, "cuCtxSynchronize");
   auto t = engine.build_trace();
@@ -35,7 +35,7 @@ TEST(Capture, EarlierWorkCreatesNoEdges) {
   launch(engine, kA, {wr(kX, 0x100)});
   engine.event_recorded(kE, kA, 1);  // refers to pre-window work
   launch(engine, kLegacyStream, {everything()});
-  engine.begin_capture();
+  engine.begin_window();
   engine.stream_waited(kB, kE, 1);
   auto b0 = launch(engine, kB, {rd(kX, 0x100)});
   auto a0 = launch(engine, kA, {rd(kX, 0x10)});
@@ -48,12 +48,12 @@ TEST(Capture, EarlierWorkCreatesNoEdges) {
 TEST(Capture, BeginStartsAFreshRecording) {
   Engine engine;
   engine.stream_created(kA, 0, 0, 1);
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kA, {wr(kX, 0x10)});
   engine.event_recorded(kE, kA, 1);
   engine.host_synced_context(1, "cuCtxSynchronize");
-  engine.end_capture();
-  engine.begin_capture();
+  engine.end_window();
+  engine.begin_window();
   engine.stream_waited(kB, kE, 1);
   auto b0 = launch(engine, kB, {rd(kX, 0x10)});
   auto a0 = launch(engine, kA);
@@ -68,9 +68,9 @@ TEST(Capture, BeginStartsAFreshRecording) {
 
 TEST(Capture, BeginWhileCapturingKeepsTheRecording) {
   Engine engine;
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kA);
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kA);
   auto t = engine.build_trace();
   ASSERT_EQ(t.tasks.size(), 2u);
@@ -83,12 +83,12 @@ TEST(Capture, AllocationsLiveDuringTheWindowAreListed) {
   engine.allocated(0x2000, 0x20, AllocKind::Managed, kLegacyStream);  // 1: live at begin
   engine.allocated(0x3000, 0x30, AllocKind::Device, kLegacyStream);  // 2: freed inside
   engine.freed(0x1000, kLegacyStream);
-  engine.begin_capture();
+  engine.begin_window();
   launch(engine, kA);
   engine.allocated(0x4000, 0x40, AllocKind::Async, kA);  // 3: allocated inside
   engine.freed(0x3000, kLegacyStream);
   launch(engine, kA);
-  engine.end_capture();
+  engine.end_window();
   engine.allocated(0x5000, 0x50, AllocKind::Device, kLegacyStream);  // 4: after
   engine.freed(0x2000, kLegacyStream);  // after the window: still live as far as the trace goes
   auto t = engine.build_trace();
@@ -108,8 +108,8 @@ TEST(Capture, AllocationsLiveDuringTheWindowAreListed) {
 
 TEST(Capture, EmptyWindowGivesAnEmptyTrace) {
   Engine engine;
-  engine.begin_capture();
-  engine.end_capture();
+  engine.begin_window();
+  engine.end_window();
   auto t = engine.build_trace();
   EXPECT_TRUE(t.tasks.empty());
   EXPECT_TRUE(t.extra.at("streams").empty());

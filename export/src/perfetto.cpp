@@ -126,7 +126,7 @@ PerfettoExport export_perfetto(const trace::Trace& trace, const PerfettoOptions&
   const std::size_t n = trace.tasks.size();
   out.tasks = n;
   out.plan = make_plan(trace, options.plan);
-  const Plan& plan = out.plan;
+  const ScheduleView& plan = out.plan;
 
   // Durations (whole nanoseconds), names and categories, shared by both processes.
   std::vector<std::int64_t> dur_ns(n);

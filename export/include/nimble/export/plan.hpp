@@ -18,7 +18,9 @@ struct PlanOptions {
   bool reschedule = false;
 };
 
-struct Plan {
+// The schedule as the exporters draw it: each task's lane and the tasks it waits for (not
+// replayer::ReplayPlan, which is what replay launches).
+struct ScheduleView {
   bool computed = false;        // true: scheduled here (scheduler::schedule_trace on a copy)
   std::string algorithm;        // "nimble", or what the stored schedule says
   std::uint32_t streams = 0;    // lanes: 0 .. streams-1, as numbered in the schedule
@@ -35,9 +37,9 @@ struct Plan {
 // schedule's "stream_priorities" when it is a list of integers, one per stream.
 // The trace should have passed validation (trace::validate_trace); otherwise this throws
 // std::invalid_argument naming the task and field that make no sense.
-Plan make_plan(const trace::Trace& trace, const PlanOptions& options = {});
+ScheduleView make_plan(const trace::Trace& trace, const PlanOptions& options = {});
 
 // "stream 3 (priority 0)" or "stream 3".
-std::string plan_lane_name(const Plan& plan, std::uint32_t stream);
+std::string plan_lane_name(const ScheduleView& plan, std::uint32_t stream);
 
 }  // namespace nimble::exporter

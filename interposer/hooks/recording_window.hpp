@@ -18,9 +18,9 @@
 
 namespace nimble::hooks {
 
-class CaptureControl {
+class RecordingWindow {
  public:
-  explicit CaptureControl(const Config& config);
+  explicit RecordingWindow(const Config& config);
 
   // Around every task and host sync, in issue order (the automatic range decides here). Tasks
   // arrive after their driver call returned: `correlation` is the call's CUPTI id (0: none).

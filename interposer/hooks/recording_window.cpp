@@ -1,4 +1,4 @@
-#include "capture.hpp"
+#include "recording_window.hpp"
 #include "run_mode.hpp"
 
 #include <algorithm>
@@ -14,7 +14,7 @@ namespace {
 constexpr std::size_t kKnownPeriodsBeforeRest = 3;
 }  // namespace
 
-CaptureControl::CaptureControl(const Config& config) : config_(config) {
+RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
   if (config_.range == CaptureRange::Auto) {
     AutoRange::Options options;
     options.iteration = config_.iteration;
@@ -24,7 +24,7 @@ CaptureControl::CaptureControl(const Config& config) : config_(config) {
   g_tasks_matter.store(auto_range_ != nullptr, std::memory_order_relaxed);
 }
 
-void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool kernel,
+void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel,
                                  std::uint32_t correlation) {
   if (!auto_range_ || finished_) {
     if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
@@ -64,27 +64,27 @@ void CaptureControl::before_task(std::uint64_t signature, bool host_sync, bool k
   }
 }
 
-void CaptureControl::note_issuer(std::uint64_t stream, std::uint64_t thread) {
+void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
   if (!auto_range_ || finished_ || windows_written_ > 0) return;
   constexpr std::size_t kMostKept = 64;
   if (streams_seen_.size() < kMostKept) streams_seen_.insert(stream);
   if (threads_seen_.size() < kMostKept) threads_seen_.insert(thread);
 }
 
-void CaptureControl::after_task() {
+void RecordingWindow::after_task() {
   if (!close_after_task_) return;
   close_after_task_ = false;
   close_window("period complete", false, false);
 }
 
-void CaptureControl::profiler_start() {
+void RecordingWindow::profiler_start() {
   if (config_.range != CaptureRange::ProfilerApi || open_ || finished_) return;
   range_started_ = std::chrono::steady_clock::now();
   range_running_ = true;
   if (++ranges_seen_ == config_.iteration) open_window();
 }
 
-void CaptureControl::profiler_stop() {
+void RecordingWindow::profiler_stop() {
   if (config_.range != CaptureRange::ProfilerApi) return;
   if (!open_) {
     if (range_running_ && !finished_) {
@@ -97,14 +97,14 @@ void CaptureControl::profiler_stop() {
   close_window("cuProfilerStop", false, false);
 }
 
-std::optional<double> CaptureControl::framework_iteration_ms() const {
+std::optional<double> RecordingWindow::framework_iteration_ms() const {
   if (unrecorded_range_ms_.empty()) return std::nullopt;
   std::vector<double> v = unrecorded_range_ms_;
   std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
 
-void CaptureControl::nvtx_push(std::string_view name, std::uint64_t thread, int depth) {
+void RecordingWindow::nvtx_push(std::string_view name, std::uint64_t thread, int depth) {
   if (config_.range != CaptureRange::Nvtx || open_ || finished_) return;
   if (name != config_.nvtx_name) return;
   if (++ranges_seen_ == config_.iteration) {
@@ -114,14 +114,14 @@ void CaptureControl::nvtx_push(std::string_view name, std::uint64_t thread, int 
   }
 }
 
-void CaptureControl::nvtx_pop(std::uint64_t thread, int depth) {
+void RecordingWindow::nvtx_pop(std::uint64_t thread, int depth) {
   if (open_ && config_.range == CaptureRange::Nvtx && thread == nvtx_window_thread_ &&
       depth == nvtx_window_depth_) {
     close_window("NVTX range end", false, false);
   }
 }
 
-bool CaptureControl::nvtx_start(std::string_view name) {
+bool RecordingWindow::nvtx_start(std::string_view name) {
   if (config_.range != CaptureRange::Nvtx || open_ || finished_) return false;
   if (name != config_.nvtx_name) return false;
   if (++ranges_seen_ != config_.iteration) return false;
@@ -130,11 +130,11 @@ bool CaptureControl::nvtx_start(std::string_view name) {
   return true;
 }
 
-void CaptureControl::nvtx_end_of_window() {
+void RecordingWindow::nvtx_end_of_window() {
   if (open_ && config_.range == CaptureRange::Nvtx) close_window("NVTX range end", false, false);
 }
 
-void CaptureControl::watch_again() {
+void RecordingWindow::watch_again() {
   if (!auto_range_ || open_ || !finished_) return;  // no automatic range, or already looking
   auto_range_->restart();
   finished_ = false;
@@ -142,7 +142,7 @@ void CaptureControl::watch_again() {
   debug_message("nimble run: looking for another iteration");
 }
 
-void CaptureControl::at_exit() {
+void RecordingWindow::at_exit() {
   if (open_ && config_.run && windows_written_ > 0) {
     // A later recording of `nimble run` still open: nothing of it was used; the traces that
     // were written stay as they are.
@@ -189,14 +189,14 @@ void CaptureControl::at_exit() {
   }
 }
 
-void CaptureControl::start_cupti() {
+void RecordingWindow::start_cupti() {
   InternalScope internal;
   cupti_status_.clear();
   cupti_running_ = config_.cupti && cupti::start(&cupti_status_);
   if (!config_.cupti) cupti_status_ = "disabled by NIMBLE_CUPTI=0";
 }
 
-void CaptureControl::open_window(std::uint32_t first_correlation, bool first_is_kernel) {
+void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is_kernel) {
   if (windows_written_ > 0) {
     // nimble run's later recordings: CUPTI was stopped with the first (its durations and
     // coverage are not needed to replay, and re-subscribing while the program runs is avoided).
@@ -212,14 +212,14 @@ void CaptureControl::open_window(std::uint32_t first_correlation, bool first_is_
     InternalScope internal;
     device_ = describe_device();
   }
-  engine().begin_capture();
+  engine().begin_window();
   open_ = true;
   g_tasks_matter.store(true, std::memory_order_relaxed);
   debug_message("capture window opened");
 }
 
-void CaptureControl::close_window(const std::string& reason, bool truncated, bool at_exit) {
-  engine().end_capture();
+void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit) {
+  engine().end_window();
   open_ = false;
   finished_ = true;
   g_tasks_matter.store(false, std::memory_order_relaxed);
@@ -229,7 +229,7 @@ void CaptureControl::close_window(const std::string& reason, bool truncated, boo
     if (at_exit) cupti_status_ = "no durations: the window was still open at process exit";
   }
 
-  CaptureReport report;
+  WindowReport report;
   report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
   report.range = config_.range_text;
   report.iteration = config_.iteration;
