@@ -345,7 +345,8 @@ void add_record_command(CLI::App& app) {
       "The program brackets the iteration to record with cudaProfilerStart/Stop (e.g.\n"
       "torch.cuda.profiler.start()/stop()), or use --capture-range auto or nvtx:NAME.\n"
       "nimble exits with the program's status (128+N if it died of signal N).\n"
-      "See docs/recording.md for the environment variables behind this command.");
+      "See docs/recording.md (or `nimble settings`) for the environment variables behind\n"
+      "this command.");
   add_recording_options(*cmd, *options);
   add_dependencies_option(*cmd, *options);
   cmd->callback([options] {
