@@ -15,9 +15,10 @@
 namespace nimble::cli {
 void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
-  options->output = "nimble-trace.json";
+  options->output = settings::defaults::output;
   options->bench_iterations = 200;
   options->dependencies = "memory";  // the concurrency a schedule can use; checked byte for byte
+  options->bench_max_streams = settings::defaults::bench_max_streams;
   auto* cmd = app.add_subcommand(
       "bench",
       "Record one iteration, then replay it in the same process with every backend and time it");
@@ -32,31 +33,22 @@ void add_bench_command(CLI::App& app) {
       "With cudaProfilerApi ranges and --iteration K > 1, the K-1 earlier ranges give the\n"
       "program's own iteration time (wall clock), shown as 'program (eager)'.\n"
       "Results: the trace (-o) and TRACE.bench.json beside it. See docs/replay.md.");
-  cmd->add_option("-o,--output", options->output, "trace file to write (default nimble-trace.json)");
-  cmd->add_option("--iterations", options->bench_iterations, "timed replays per backend (default 200)")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--capture-range", options->capture_range, "cudaProfilerApi (default), auto, or nvtx:NAME")
-      ->check([](const std::string& value) { return check_capture_range(value); });
-  cmd->add_option("--iteration", options->iteration,
-                  "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--dependencies", options->dependencies,
-                  "memory (default: tasks of one stream ordered by memory conflicts, events and syncs) "
-                  "or stream-order (the program's stream order)")
-      ->check([](const std::string& value) { return check_dependencies(value); });
-  options->bench_max_streams = 8;
+  add_recording_options(*cmd, *options);
+  add_dependencies_option(*cmd, *options);
+  cmd->add_option("--iterations", options->bench_iterations,
+                  "timed replays per backend (default " + std::to_string(options->bench_iterations) + ")")
+      ->check(CLI::Range(1, settings::bench_iterations.max));
   cmd->add_option("--max-streams", options->bench_max_streams,
-                  "cap the replayed schedule at K streams, merging those that cost the least makespan "
-                  "(default 8; 0: as many as the concurrency asks)")
-      ->check(CLI::Range(0, 1024));
-  cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
+                  "cap the replayed schedule at K streams, merging those that cost the least makespan (default " +
+                      std::to_string(*options->bench_max_streams) + "; 0: as many as the concurrency asks)")
+      ->check(CLI::Range(0, settings::bench_max_streams.max));
   cmd->callback([options] {
     // The results this run writes, read back below: never an earlier run's file, and never
     // somewhere else because the caller's environment holds a NIMBLE_BENCH_OUTPUT.
     const std::string path = replayer::default_bench_path(options->output);
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
-    ::unsetenv("NIMBLE_BENCH_OUTPUT");
+    ::unsetenv(settings::bench_output.variable);
     auto trace = record_program(*options, "nimble bench");
     if (!trace) return;
     const int status = exit_code();

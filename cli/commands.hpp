@@ -13,6 +13,7 @@ void add_export_command(CLI::App& app);  // cli/export.cpp
 void add_record_command(CLI::App& app);  // cli/record.cpp
 void add_bench_command(CLI::App& app);   // cli/bench.cpp
 void add_run_command(CLI::App& app);     // cli/run.cpp
+void add_settings_command(CLI::App& app);  // cli/settings.cpp
 
 // Exit codes shared by all subcommands.
 inline constexpr int kExitOk = 0;

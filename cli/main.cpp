@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       "  nimble record -o trace.json -- python train.py  record one iteration (GPU)\n"
       "  nimble bench --iteration 10 -- python infer.py  record, then replay it with every backend (GPU)\n"
       "  nimble run -- python infer.py                  replay later iterations as CUDA graphs (GPU)\n"
+      "  nimble settings                                the NIMBLE_* variables, defaults and meaning\n"
       "The trace format is described in docs/trace-format.md.");
 
   nimble::cli::add_check_command(app);
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   nimble::cli::add_schedule_command(app);
   nimble::cli::add_demo_command(app);
   nimble::cli::add_export_command(app);
+  nimble::cli::add_settings_command(app);
 #ifdef NIMBLE_HAVE_RECORD
   nimble::cli::add_record_command(app);
   nimble::cli::add_bench_command(app);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -105,6 +106,42 @@ std::string no_trace_advice(const RecordOptions& options) {
          "--capture-range auto.";
 }
 
+// "a, b or c".
+std::string either(const std::vector<std::string>& names) {
+  std::string words;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    words += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return words;
+}
+
+// The help of an option that sets a Choice setting: its names, the one it holds first as the
+// default, each with what it does ("memory (default: tasks ...) or stream-order (every ...)").
+std::string choice_help(const settings::Setting& setting, const std::string& current) {
+  static const std::map<std::string, std::string> what = {
+      {"auto", "find the repeating iteration"},
+      {"stream-order", "every task after the previous one on its stream"},
+      {"memory", "tasks of one stream ordered only by memory conflicts, events and syncs"},
+  };
+  std::vector<std::string> names = settings::choices(setting);
+  std::stable_partition(names.begin(), names.end(), [&](const std::string& name) { return name == current; });
+  for (std::string& name : names) {
+    const auto it = what.find(name);
+    const std::string does = it == what.end() ? "" : it->second;
+    if (name == current) name += " (default" + (does.empty() ? "" : ": " + does) + ")";
+    else if (!does.empty()) name += " (" + does + ")";
+  }
+  return either(names);
+}
+
+// The check of such an option: the values the library takes, in the CLI's words.
+std::function<std::string(const std::string&)> choice_check(const std::string& option, const settings::Setting& setting) {
+  return [option, &setting](const std::string& value) -> std::string {
+    if (settings::is_choice(setting, value)) return "";
+    return option + " must be " + either(settings::choices(setting)) + ", not \"" + value + "\"";
+  };
+}
+
 }  // namespace
 
 std::string preload_library_path() {
@@ -114,38 +151,47 @@ std::string preload_library_path() {
   return (exe.parent_path().parent_path() / "lib" / "libnimble.so").lexically_normal().string();
 }
 
-std::string check_capture_range(const std::string& range) {
-  if (range == "cudaProfilerApi" || range == "auto") return "";
-  if (range.rfind("nvtx:", 0) == 0 && range.size() > 5) return "";
-  return "--capture-range must be cudaProfilerApi, auto or nvtx:NAME, not \"" + range + "\"";
-}
-
-std::string check_dependencies(const std::string& policy) {
-  if (policy == "stream-order" || policy == "memory") return "";
-  return "--dependencies must be stream-order or memory, not \"" + policy + "\"";
-}
-
 std::vector<std::string> record_environment(const RecordOptions& options, const std::string& preload,
                                             const char* ld_preload) {
   std::string preload_list = preload;
   if (ld_preload && *ld_preload) preload_list += std::string(":") + ld_preload;
-  std::vector<std::string> env = {
-      "LD_PRELOAD=" + preload_list,
-      "NIMBLE_MODE=record",
-      "NIMBLE_OUTPUT=" + fs::absolute(options.output).lexically_normal().string(),
-      "NIMBLE_CAPTURE_RANGE=" + options.capture_range,
-      "NIMBLE_ITERATION=" + std::to_string(options.iteration),
-      "NIMBLE_DEPENDENCIES=" + options.dependencies,
+  std::vector<std::string> env = {"LD_PRELOAD=" + preload_list};
+  auto set = [&env](const settings::Setting& setting, const std::string& value) {
+    env.push_back(settings::assignment(setting, value));
   };
-  if (options.bench_iterations > 0) env.push_back("NIMBLE_BENCH=" + std::to_string(options.bench_iterations));
-  if (options.bench_max_streams >= 0) env.push_back("NIMBLE_BENCH_MAX_STREAMS=" + std::to_string(options.bench_max_streams));
-  if (options.run) env.push_back("NIMBLE_RUN=1");
-  if (options.run_piece >= 0) env.push_back("NIMBLE_RUN_PIECE=" + std::to_string(options.run_piece));
-  if (options.run_max_streams >= 0) env.push_back("NIMBLE_RUN_MAX_STREAMS=" + std::to_string(options.run_max_streams));
-  if (options.run_compare > 0) env.push_back("NIMBLE_RUN_COMPARE=" + std::to_string(options.run_compare));
+  set(settings::mode, "record");
+  set(settings::output, fs::absolute(options.output).lexically_normal().string());
+  set(settings::range_text, options.capture_range);
+  set(settings::iteration, std::to_string(options.iteration));
+  set(settings::dependencies, options.dependencies);
+  if (options.bench_iterations > 0) set(settings::bench_iterations, std::to_string(options.bench_iterations));
+  if (options.bench_max_streams) set(settings::bench_max_streams, std::to_string(*options.bench_max_streams));
+  if (options.run) set(settings::run, "1");
+  if (options.run_piece) set(settings::run_piece, std::to_string(*options.run_piece));
+  if (options.run_max_streams) set(settings::run_max_streams, std::to_string(*options.run_max_streams));
+  if (options.run_compare > 0) set(settings::run_compare, std::to_string(options.run_compare));
   // NVTX hands its ranges to the library named here (nimble exports InitializeInjectionNvtx2).
   if (options.capture_range.rfind("nvtx:", 0) == 0) env.push_back("NVTX_INJECTION64_PATH=" + preload);
   return env;
+}
+
+void add_recording_options(CLI::App& cmd, RecordOptions& options) {
+  auto* output = cmd.add_option("-o,--output", options.output,
+                                options.output.empty() ? "trace file to write"
+                                                       : "trace file to write (default " + options.output + ")");
+  if (options.output.empty()) output->required();
+  cmd.add_option("--capture-range", options.capture_range, choice_help(settings::range_text, options.capture_range))
+      ->check(choice_check("--capture-range", settings::range_text));
+  cmd.add_option("--iteration", options.iteration,
+                 "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record (default " +
+                     std::to_string(options.iteration) + ")")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("COMMAND", options.command, "the program and its arguments, after --")->required();
+}
+
+void add_dependencies_option(CLI::App& cmd, RecordOptions& options) {
+  cmd.add_option("--dependencies", options.dependencies, choice_help(settings::dependencies, options.dependencies))
+      ->check(choice_check("--dependencies", settings::dependencies));
 }
 
 int exit_status(int wait_status) {
@@ -291,19 +337,10 @@ void add_record_command(CLI::App& app) {
       "The program brackets the iteration to record with cudaProfilerStart/Stop (e.g.\n"
       "torch.cuda.profiler.start()/stop()), or use --capture-range auto or nvtx:NAME.\n"
       "nimble exits with the program's status (128+N if it died of signal N).\n"
-      "See docs/recording.md for the environment variables behind this command.");
-  cmd->add_option("-o,--output", options->output, "trace file to write")->required();
-  cmd->add_option("--capture-range", options->capture_range,
-                  "cudaProfilerApi (default), auto, or nvtx:NAME")
-      ->check([](const std::string& value) { return check_capture_range(value); });
-  cmd->add_option("--iteration", options->iteration,
-                  "which range (cudaProfilerApi, nvtx) or which detected iteration (auto) to record")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--dependencies", options->dependencies,
-                  "stream-order (default: every task after the previous one on its stream) or memory "
-                  "(tasks of one stream ordered only by memory conflicts, events and syncs)")
-      ->check([](const std::string& value) { return check_dependencies(value); });
-  cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
+      "See docs/recording.md (or `nimble settings`) for the environment variables behind\n"
+      "this command.");
+  add_recording_options(*cmd, *options);
+  add_dependencies_option(*cmd, *options);
   cmd->callback([options] {
     if (auto trace = record_program(*options, "nimble record")) {
       std::cout << "nimble record: " << options->output << " (program exited with " << exit_code() << ")\n"

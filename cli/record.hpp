@@ -8,25 +8,38 @@
 #include <CLI/CLI.hpp>
 
 #include "nimble/trace/trace.hpp"
+#include "settings/settings.hpp"
 
 namespace nimble::cli {
 
 void add_record_command(CLI::App& app);
 
+// What record, bench and run run the program with. Each field sets the variable of the same
+// name in the settings list (interposer/settings/settings.def), whose default it starts from; a
+// command changes those it needs.
 struct RecordOptions {
-  std::string output;
-  std::string capture_range = "cudaProfilerApi";
-  int iteration = 1;
-  std::string dependencies = "stream-order";  // or "memory" (docs/dependencies.md)
-  int bench_iterations = 0;  // nimble bench: replays per backend (0: record only)
-  int bench_max_streams = -1;  // nimble bench: cap on the schedule's streams (0: none; -1: the library's default)
-  bool run = false;            // nimble run: replay later iterations that match the recorded one
-  int run_piece = -1;          // nimble run: ops per launched piece (0: whole segments; -1: the library's default)
-  int run_max_streams = -1;    // nimble run: streams inside the graphs (-1: the library's default)
-  int run_compare = 0;         // nimble run --compare N: alternate blocks of N replayed and plain iterations
+  std::string output;  // "": -o is required
+  std::string capture_range = settings::defaults::range_text;
+  int iteration = settings::defaults::iteration;
+  std::string dependencies = settings::defaults::dependencies;  // docs/dependencies.md
+  int bench_iterations = settings::defaults::bench_iterations;  // nimble bench: replays per backend (0: record only)
+  bool run = settings::defaults::run;                   // nimble run: replay later iterations that match the recorded one
+  int run_compare = settings::defaults::run_compare;    // nimble run --compare N
+  // Set only where given: the program then gets the library's default, or what the caller's own
+  // environment says.
+  std::optional<int> bench_max_streams;  // nimble bench: cap on the schedule's streams (0: none)
+  std::optional<int> run_piece;          // nimble run: ops per launched piece (0: whole segments)
+  std::optional<int> run_max_streams;    // nimble run: streams inside the graphs
   std::vector<std::string> command;
 };
 
+// -o, --capture-range, --iteration and COMMAND, as record, bench and run share them: -o is
+// required when `options` has no output yet, and the help states each default, the value
+// `options` holds now.
+void add_recording_options(CLI::App& cmd, RecordOptions& options);
+
+// --dependencies, the same way (record and bench).
+void add_dependencies_option(CLI::App& cmd, RecordOptions& options);
 
 // Runs the program under libnimble.so as `options` say and loads the trace it wrote. Prints
 // what went wrong (prefixed with `verb`) and sets exit_code(); the trace is empty on failure.
@@ -34,12 +47,6 @@ std::optional<trace::Trace> record_program(const RecordOptions& options, const s
 
 // build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
 std::string preload_library_path();
-
-// "" if `policy` is stream-order or memory, else what is wrong with it.
-std::string check_dependencies(const std::string& policy);
-
-// "" if `range` is cudaProfilerApi, auto or nvtx:NAME, else what is wrong with it.
-std::string check_capture_range(const std::string& range);
 
 // The variables the recorded program gets ("NAME=value"); `ld_preload` is the current
 // LD_PRELOAD (or nullptr), which is kept after libnimble.so.

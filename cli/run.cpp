@@ -15,13 +15,14 @@
 namespace nimble::cli {
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RecordOptions>();
-  options->output = "nimble-trace.json";
+  options->output = settings::defaults::output;
   options->capture_range = "auto";
   options->iteration = 2;
   options->dependencies = "memory";
   options->run = true;
   auto* cmd = app.add_subcommand(
       "run", "Record one iteration, then launch every later matching iteration as CUDA graphs (GPU)");
+  // The variables it names come with their defaults from the settings list.
   cmd->footer(
       "Example: nimble run -- python infer.py\n"
       "Each later iteration is checked call by call against the recorded one: the same kernels and\n"
@@ -33,40 +34,37 @@ void add_run_command(CLI::App& app) {
       "issued in their order and the program continues eagerly until the recorded iteration starts\n"
       "again. At exit it prints how many iterations were replayed and why it fell back, and writes\n"
       "TRACE.run.json. cuDNN and cuBLASLt calls whose inputs were seen to launch the same work\n"
-      "are not made (NIMBLE_RUN_SKIP_LIBRARY=0 turns that off). Memory freed inside the iteration\n"
+      "are not made (" + settings::assignment(settings::run_skip_library, "0") +
+      " turns that off). Memory freed inside the iteration\n"
       "must be stream-ordered (PyTorch's default caching allocator, or backend:cudaMallocAsync);\n"
       "cuMemFree there is refused. --compare N measures the speedup inside this process.\n"
       "Programs it has never seen: with the automatic range it keeps watching after the first\n"
-      "recording, records again when the program moves on (TRACE.2.json, ...; up to\n"
-      "NIMBLE_RUN_RECORDINGS=4 kept), and trusts a recording only after a trial in this process\n"
-      "(NIMBLE_RUN_TRIAL=4: blocks of plain and replayed iterations, timed) shows replay is faster;\n"
+      "recording, records again when the program moves on (TRACE.2.json, ...; up to\n" +
+      settings::assignment(settings::run_recordings) +
+      " kept), and trusts a recording only after a trial in this process\n"
+      "(" + settings::assignment(settings::run_trial) +
+      ": blocks of plain and replayed iterations, timed) shows replay is faster;\n"
       "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
       "Programs that launch their own CUDA graphs are left alone. See docs/replay.md.");
-  cmd->add_option("-o,--output", options->output, "trace file to write (default nimble-trace.json)");
-  cmd->add_option("--capture-range", options->capture_range,
-                  "auto (default: find the repeating iteration), cudaProfilerApi, or nvtx:NAME")
-      ->check([](const std::string& value) { return check_capture_range(value); });
-  cmd->add_option("--iteration", options->iteration,
-                  "which detected iteration (auto, default 2) or which range to record")
-      ->check(CLI::PositiveNumber);
+  add_recording_options(*cmd, *options);
   cmd->add_option("--piece", options->run_piece,
                   "launch at most this many ops per graph, so the GPU starts before the program has issued "
-                  "the whole stretch (default 16; 0: whole stretches)")
+                  "the whole stretch (default " + std::string(settings::run_piece.default_text) + "; 0: whole stretches)")
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--max-streams", options->run_max_streams,
-                  "streams the graphs may use (default 1: the program's order, any argument may change; "
-                  "more: the schedule's concurrency, device addresses must stay as recorded)")
-      ->check(CLI::Range(1, 1024));
+                  "streams the graphs may use (default " + std::string(settings::run_max_streams.default_text) +
+                      ": the program's order, any argument may change; more: the schedule's concurrency, device "
+                      "addresses must stay as recorded)")
+      ->check(CLI::Range(1, settings::run_max_streams.max));
   cmd->add_option("--compare", options->run_compare,
                   "measure the speedup inside this process: alternate blocks of N replayed iterations and N "
                   "iterations the program issues itself, and print both medians (0: off)")
       ->check(CLI::Range(0, 1000000));
-  cmd->add_option("COMMAND", options->command, "the program and its arguments, after --")->required();
   cmd->callback([options] {
     const std::string path = replayer::beside_trace(options->output, "run");
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
-    ::unsetenv("NIMBLE_RUN_OUTPUT");
+    ::unsetenv(settings::run_output.variable);
     auto trace = record_program(*options, "nimble run");
     if (!trace) return;
     const int status = exit_code();

@@ -11,6 +11,7 @@
 
 #include "real_driver.hpp"
 #include "recorder.hpp"
+#include "settings/settings.hpp"
 
 namespace nimble::hooks::cupti {
 namespace {
@@ -65,7 +66,7 @@ void* open_cupti() {
   for (const char* name : loaded_names) {
     if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return h;
   }
-  if (const char* path = std::getenv("NIMBLE_CUPTI_LIBRARY")) {
+  if (const char* path = std::getenv(settings::cupti_library.variable)) {
     if (void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) return h;
   }
   static const char* paths[] = {"libcupti.so.13",

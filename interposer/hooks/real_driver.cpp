@@ -8,6 +8,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "settings/settings.hpp"
+
 namespace nimble::hooks {
 namespace {
 
@@ -47,7 +49,7 @@ void* libcuda_handle() {
   void* h = cached.load(std::memory_order_acquire);
   if (h) return h;
   // NIMBLE_LIBCUDA lets tests point at another driver library (e.g. the toolkit's stub).
-  const char* override_path = std::getenv("NIMBLE_LIBCUDA");
+  const char* override_path = std::getenv(settings::libcuda.variable);
   if (override_path && *override_path) {
     h = dlopen(override_path, RTLD_NOW | RTLD_LOCAL);
   } else {

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "settings/settings.hpp"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -79,6 +81,22 @@ TEST_F(CliTest, HelpExplainsEverySubcommand) {
     EXPECT_EQ(help.status, 0) << sub;
     EXPECT_GT(help.out.size(), 200u) << sub << " help is too thin:\n" << help.out;
   }
+}
+
+// `nimble settings` shows every setting of the list with its default, what it accepts and its help.
+TEST_F(CliTest, SettingsListsEveryVariableWithItsDefault) {
+  const Result r = nimble("settings");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const nimble::settings::Setting& s : nimble::settings::all) {
+    const std::string accepted = nimble::settings::accepted(s);
+    std::string line = *s.default_text ? nimble::settings::assignment(s) : std::string(s.variable);
+    if (!accepted.empty()) line += "  (" + accepted + ")";
+    line += "\n";
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in\n" << r.out;
+    EXPECT_NE(r.out.find(s.help), std::string::npos) << s.variable;
+  }
+  EXPECT_NE(r.out.find("NIMBLE_RUN_TRIAL=4  (a positive integer, at most 1000, or 0 for no trial)\n"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(CliTest, NoSubcommandIsAUsageError) {

@@ -199,5 +199,50 @@ TEST(Config, BenchMaxStreamsCapsTheScheduleOrIsAnError) {
   }
 }
 
+// Every setting of the list through parse_config (settings.def): unset, Config holds the list's
+// default; a value its kind accepts reaches its member; one its kind refuses is one error naming
+// the variable and the value, leaves the default, and turns recording off.
+template <typename T>
+void check_setting(const settings::Setting& setting, T Config::*member, const std::string& good, T good_value,
+                   std::vector<std::string> bad) {
+  SCOPED_TRACE(setting.variable);
+  const Config c = parse({{"NIMBLE_MODE", "record"}, {setting.variable, good}});
+  EXPECT_TRUE(c.errors.empty()) << good << ": " << (c.errors.empty() ? "" : c.errors[0]);
+  EXPECT_EQ(c.*member, good_value) << good;
+  for (const std::string& value : bad) {
+    const Config refused = parse({{"NIMBLE_MODE", "record"}, {setting.variable, value}});
+    EXPECT_FALSE(refused.record) << value;
+    ASSERT_EQ(refused.errors.size(), 1u) << value;
+    EXPECT_EQ(refused.errors[0].rfind(std::string(setting.variable) + "=" + value + " is not ", 0), 0u) << refused.errors[0];
+    EXPECT_EQ(refused.*member, parse({}).*member) << value;
+  }
+}
+
+TEST(Config, EverySettingOfTheListDefaultsParsesAndRefuses) {
+  const Config idle = parse({});
+#define NIMBLE_SETTING(member, variable, kind, value, help) EXPECT_EQ(idle.member, settings::defaults::member) << #variable;
+#define NIMBLE_BY_HAND(...)
+#include "settings/settings.def"
+
+  // Per kind: a value it accepts that is not the default, and values it refuses.
+#define NIMBLE_SWITCH(member, variable, value, help) \
+  check_setting<bool>(settings::member, &Config::member, value ? "0" : "yes", !value, {});
+#define NIMBLE_FLAG(member, variable, value, help) \
+  check_setting<bool>(settings::member, &Config::member, value ? "0" : "1", !value, {"2", "yes", "-1"});
+#define NIMBLE_COUNT(member, variable, value, max, zero, unit, help)                                            \
+  check_setting<int>(settings::member, &Config::member, std::to_string(max ? max : 999999999), max ? max : 999999999, \
+                     {"x", "-1", "1.5", "1234567890", max ? std::to_string(max + 1) : "4294967297",             \
+                      zero ? "00" : "0"});
+#define NIMBLE_RATIO(member, variable, value, low, high, help) \
+  check_setting<double>(settings::member, &Config::member, "2.5", 2.5, {"fast", "1.0x", std::to_string(high + 1)});
+#define NIMBLE_TEXT(member, variable, value, help) \
+  check_setting<std::string>(settings::member, &Config::member, "some/path-%p.json", "some/path-%p.json", {});
+#define NIMBLE_CHOICE(member, variable, value, names, help)                                                     \
+  check_setting<std::string>(settings::member, &Config::member, settings::choices(settings::member).back(),     \
+                             settings::choices(settings::member).back(), {"bogus", "Auto"});
+#define NIMBLE_BY_HAND(...)
+#include "settings/settings.def"
+}
+
 }  // namespace
 }  // namespace nimble::hooks

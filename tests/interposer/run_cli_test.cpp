@@ -325,6 +325,26 @@ TEST(RunCommand, HelpExplainsMatchingAndFallBack) {
   }
 }
 
+// The variables nimble run hands the program: its options by their names in the settings list;
+// an option not given sets nothing, so the library's default, or the caller's own value, holds.
+TEST(RunCommand, OptionsBecomeTheProgramsVariablesAndUnsetOnesLeaveTheCallers) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> show = {"--", "sh", "-c", "env | grep -E '^NIMBLE_(RUN|ITERATION|CAPTURE|DEPENDENCIES)'"};
+  std::vector<std::string> argv = {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--piece", "8", "--compare", "3"};
+  argv.insert(argv.end(), show.begin(), show.end());
+  RunResult r = run_with_env({}, argv);
+  for (const char* set : {"NIMBLE_RUN=1\n", "NIMBLE_RUN_PIECE=8\n", "NIMBLE_RUN_COMPARE=3\n", "NIMBLE_ITERATION=2\n",
+                          "NIMBLE_CAPTURE_RANGE=auto\n", "NIMBLE_DEPENDENCIES=memory\n"}) {
+    EXPECT_NE(r.output.find(set), std::string::npos) << set << " in " << r.output;
+  }
+  EXPECT_EQ(r.output.find("NIMBLE_RUN_MAX_STREAMS="), std::string::npos) << r.output;
+
+  argv = {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json"};
+  argv.insert(argv.end(), show.begin(), show.end());
+  r = run_with_env({"NIMBLE_RUN_PIECE=32"}, argv);
+  EXPECT_NE(r.output.find("NIMBLE_RUN_PIECE=32\n"), std::string::npos) << r.output;
+}
+
 
 }  // namespace
 }  // namespace nimble::test

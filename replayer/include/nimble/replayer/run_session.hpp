@@ -27,22 +27,25 @@
 #include "nimble/replayer/comparison.hpp"
 #include "nimble/replayer/library_memo.hpp"
 #include "nimble/replayer/short_circuit.hpp"
+#include "settings/settings.hpp"
 
 namespace nimble::replayer {
 
+// The defaults of the options users set (NIMBLE_RUN_*) are the settings list's (settings.def).
 struct RunOptions {
-  std::size_t max_recordings = 4;   // live recordings at once (the least recently used one goes)
+  // Live recordings at once (the least recently used one goes).
+  std::size_t max_recordings = settings::defaults::run_recordings;
   // The payoff trial: blocks of this many iterations, replayed and plain in turn, timed in this
   // process; the recording is kept when replay was faster (0: trusted without a trial).
-  std::size_t trial_block = 4;
-  double min_speedup = 1.05;        // below this (plain / replayed medians) a trial drops the recording
-  std::size_t compare_block = 0;    // --compare N: alternate blocks of N for good, only report
+  std::size_t trial_block = settings::defaults::run_trial;
+  double min_speedup = settings::defaults::run_min_speedup;  // below this (plain / replayed medians) a trial drops it
+  std::size_t compare_block = settings::defaults::run_compare;  // --compare N: alternate blocks for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
   std::size_t failure_limit = 16;
   // Calls run eagerly since a recorded iteration last completed (or a measured plain one began)
   // before the program counts as having moved on (at least twice the longest recording's calls).
-  std::size_t stale_calls = 1024;
+  std::size_t stale_calls = settings::defaults::run_stale;
   std::size_t give_up_after = 8;    // recordings dropped before the session stops looking
 };
 
