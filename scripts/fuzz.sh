@@ -22,7 +22,7 @@ fi
 # Only the fuzz target and what it links (the trace library) are built.
 cmake -S . -B build-fuzz -DNIMBLE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_C_COMPILER="$clangc" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -D_GLIBCXX_ASSERTIONS" >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -D_GLIBCXX_ASSERTIONS"
 cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)" --target trace_check_fuzz
 
 mkdir -p build-fuzz/corpus
