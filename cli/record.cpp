@@ -307,7 +307,13 @@ std::optional<trace::Trace> record_program(const RecordOptions& options, const s
     return std::nullopt;
   }
   const FileStamp before = stamp(options.output);
-  const int status = run(options, record_environment(options, preload, std::getenv("LD_PRELOAD")));
+  std::vector<std::string> environment = record_environment(options, preload, std::getenv("LD_PRELOAD"));
+#ifdef NIMBLE_ASAN_RUNTIME
+  // Sanitized build (NIMBLE_SANITIZE): its libnimble.so needs the ASan runtime loaded before it.
+  for (auto& e : environment)
+    if (e.rfind("LD_PRELOAD=", 0) == 0) e.insert(11, NIMBLE_ASAN_RUNTIME ":");
+#endif
+  const int status = run(options, environment);
   exit_code() = status;
 
   if (!rewritten(before, stamp(options.output))) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One command for a fresh Debian 12 machine: install what is missing, build, run the tests.
+# One command for a fresh Debian 12 machine: install what is missing, build, run the tests, then
+# the sanitizer tests and a short fuzz run (scripts/sanitize.sh, scripts/fuzz.sh).
 # Usage: scripts/setup.sh            (needs root or sudo for apt-get when packages are missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,21 @@ if ((${#missing[@]})); then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
+start=$SECONDS
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+echo "nimble setup: build and tests took $((SECONDS - start)) s"
+
+# The CPU tests again under ASan and UBSan, then the trace reader under libFuzzer (docs/testing.md).
+# SANITIZE=0 or FUZZ_SECONDS=0 skips a step (e.g. for a quick local run).
+if [ "${SANITIZE:-1}" != 0 ]; then
+  start=$SECONDS
+  scripts/sanitize.sh
+  echo "nimble setup: sanitizer build and tests took $((SECONDS - start)) s"
+fi
+if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+  start=$SECONDS
+  scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+  echo "nimble setup: fuzzing took $((SECONDS - start)) s"
+fi

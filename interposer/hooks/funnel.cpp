@@ -103,7 +103,9 @@ CUresult on_get_proc_address_v2(H, PFN_cuGetProcAddress_v12000 real, const char*
 // identity (which RTLD_NEXT and the local scope of RTLD_DEFAULT depend on) is preserved.
 // RTLD_NEXT look-ups of hooked names are passed through too: they come from other
 // interposers, which want the next definition after themselves.
-extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
+// Not instrumented by ASan (NIMBLE_NO_ASAN, real_driver.hpp): ASan's runtime calls it before its
+// shadow memory exists, and its stack redzones would also defeat the tail call.
+extern "C" __attribute__((visibility("default"))) NIMBLE_NO_ASAN void* dlsym(void* handle, const char* name) {
   using namespace nimble::hooks;
   // glibc declares `name` non-null; launder it so the null check survives optimisation.
   const char* n = name;

@@ -28,15 +28,17 @@ bool is_own_address(void* p) {
 
 }  // namespace
 
-DlsymFn real_dlsym() {
-  static std::atomic<DlsymFn> cached{nullptr};
-  DlsymFn fn = cached.load(std::memory_order_acquire);
+NIMBLE_NO_ASAN DlsymFn real_dlsym() {
+  // __atomic builtins rather than std::atomic, whose members would be separate (instrumented)
+  // functions in a sanitized build; see NIMBLE_NO_ASAN.
+  static DlsymFn cached = nullptr;
+  DlsymFn fn = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
   if (fn) return fn;
   // dlvsym is not interposed, so this reaches glibc even though nimble exports dlsym.
   void* p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
   if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
   fn = reinterpret_cast<DlsymFn>(p);
-  cached.store(fn, std::memory_order_release);
+  __atomic_store_n(&cached, fn, __ATOMIC_RELEASE);
   return fn;
 }
 

@@ -9,9 +9,14 @@
 
 namespace nimble::hooks {
 
+// For the dlsym path only, in sanitized builds (NIMBLE_SANITIZE): ASan's runtime resolves its
+// interceptors with dlsym before it has mapped its shadow memory, and nimble's exported dlsym
+// takes that call, so the code it runs must not be instrumented. Nothing in other builds.
+#define NIMBLE_NO_ASAN __attribute__((no_sanitize_address))
+
 // glibc's dlsym, bypassing nimble's own exported dlsym.
 using DlsymFn = void* (*)(void*, const char*);
-DlsymFn real_dlsym();
+NIMBLE_NO_ASAN DlsymFn real_dlsym();
 
 // libcuda.so.1 if the process has it (opened with RTLD_NOLOAD first), else nullptr.
 void* libcuda_handle();

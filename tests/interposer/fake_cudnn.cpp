@@ -37,6 +37,10 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   *handle = reinterpret_cast<cudnnHandle_t>(new Handle());
   return CUDNN_STATUS_SUCCESS;
 }
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+  delete reinterpret_cast<Handle*>(handle);
+  return CUDNN_STATUS_SUCCESS;
+}
 cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
   reinterpret_cast<Handle*>(handle)->stream = stream;
   return CUDNN_STATUS_SUCCESS;

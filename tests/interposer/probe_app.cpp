@@ -527,6 +527,8 @@ int library_loop(int iterations) {
     cuStreamSynchronize(nullptr);
     if (i == 1) cuProfilerStop();
   }
+  cudnnBackendDestroyDescriptor(plan);
+  cudnnDestroy(handle);
   std::printf("work=%016llx kernels=%llu\n", static_cast<unsigned long long>(fake_driver_work_digest()),
               static_cast<unsigned long long>(fake_driver_work_kernels()));
   std::printf("kernels_run=%d graph_launches=%d executes=%d\n", fake_driver_count("cuLaunchKernel"),
