@@ -67,13 +67,13 @@ std::uint64_t address_value(const json& value, const std::string& path) {
 std::vector<std::uint8_t> bytes_value(const json& value, const std::string& path) {
   if (!value.is_string()) fail(path, "expected hex bytes");
   const std::string& text = value.get_ref<const std::string&>();
+  if (auto bytes = parse_hex_bytes(text)) return std::move(*bytes);
   if (text.size() % 2 != 0) fail(path, "odd number of hex digits");
-  for (std::size_t i = 0; i < text.size(); i += 2) {
-    if (hex_digit(text[i]) < 0 || hex_digit(text[i + 1]) < 0) {
-      fail(path, "\"" + text.substr(i, 2) + "\" at byte " + std::to_string(i / 2) + " is not hex");
-    }
-  }
-  return *parse_hex_bytes(text);
+  std::size_t i = 0;  // say which pair is not hex
+  while (hex_digit(text[i]) >= 0 && hex_digit(text[i + 1]) >= 0) i += 2;
+  std::string problem = "\"";
+  problem.append(text, i, 2);
+  fail(path, problem + "\" at byte " + std::to_string(i / 2) + " is not hex");
 }
 
 Dim3 dim3_value(const json& value, const std::string& path) {
@@ -103,16 +103,24 @@ const json& task_field(const Task& task, const char* key) { return member(task.e
 
 json dim3_json(const Dim3& d) { return json::array({d[0], d[1], d[2]}); }
 
-// The named field an attribute id is also written as (nullptr: none).
-const char* decoded_key(int id) {
+// The named field an attribute is also written as, and its value; nullopt for attributes nimble
+// does not decode (or whose value the record does not hold).
+std::optional<std::pair<const char*, json>> decoded_field(const LaunchRecord& l, int id) {
+  using namespace launch_attribute;
+  const auto field = [](const char* key, const auto& value) -> std::optional<std::pair<const char*, json>> {
+    if (!value) return std::nullopt;
+    return std::pair<const char*, json>{key, json(*value)};
+  };
   switch (id) {
-    case launch_attribute::kClusterDimension: return "cluster";
-    case launch_attribute::kCooperative: return "cooperative";
-    case launch_attribute::kPriority: return "priority";
-    case launch_attribute::kClusterSchedulingPolicy: return "cluster_scheduling_policy";
-    case launch_attribute::kProgrammaticStreamSerialization: return "programmatic_stream_serialization";
-    case launch_attribute::kMemSyncDomain: return "mem_sync_domain";
-    default: return nullptr;
+    case kClusterDimension:
+      return l.cluster ? std::optional<std::pair<const char*, json>>({"cluster", dim3_json(*l.cluster)}) : std::nullopt;
+    case kCooperative: return std::pair<const char*, json>{"cooperative", l.cooperative};
+    case kPriority: return field("priority", l.priority);
+    case kClusterSchedulingPolicy: return field("cluster_scheduling_policy", l.cluster_scheduling_policy);
+    case kProgrammaticStreamSerialization:
+      return field("programmatic_stream_serialization", l.programmatic_stream_serialization);
+    case kMemSyncDomain: return field("mem_sync_domain", l.mem_sync_domain);
+    default: return std::nullopt;
   }
 }
 
@@ -200,18 +208,8 @@ json to_json(const LaunchRecord& l) {
   }
   // Decoded attributes appear in the order the program passed them.
   for (const LaunchAttributeRecord& a : l.attributes) {
-    const char* key = decoded_key(a.id);
-    if (!key || launch.contains(key)) continue;
-    if (a.id == launch_attribute::kClusterDimension && l.cluster) launch[key] = dim3_json(*l.cluster);
-    if (a.id == launch_attribute::kCooperative) launch[key] = l.cooperative;
-    if (a.id == launch_attribute::kPriority && l.priority) launch[key] = *l.priority;
-    if (a.id == launch_attribute::kClusterSchedulingPolicy && l.cluster_scheduling_policy) {
-      launch[key] = *l.cluster_scheduling_policy;
-    }
-    if (a.id == launch_attribute::kProgrammaticStreamSerialization && l.programmatic_stream_serialization) {
-      launch[key] = *l.programmatic_stream_serialization;
-    }
-    if (a.id == launch_attribute::kMemSyncDomain && l.mem_sync_domain) launch[key] = *l.mem_sync_domain;
+    auto decoded = decoded_field(l, a.id);
+    if (decoded && !launch.contains(decoded->first)) launch[decoded->first] = std::move(decoded->second);
   }
   json raw = json::array();
   for (const LaunchAttributeRecord& a : l.attributes) {
