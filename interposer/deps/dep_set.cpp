@@ -27,9 +27,7 @@ std::vector<Dep> DepCollector::finish() {
   return out;
 }
 
-namespace {
-
-const char* label(Why why) {
+const char* why_label(Why why) {
   switch (why) {
     case Why::Stream: return "stream";
     case Why::Event: return "event";
@@ -43,8 +41,10 @@ const char* label(Why why) {
   return "unknown";
 }
 
+namespace {
+
 std::string format_one(const Reason& r) {
-  std::string out = label(r.why);
+  std::string out = why_label(r.why);
   if (!is_memory(r.why)) return out;
   char buf[96];
   if (r.everything) {

@@ -55,6 +55,9 @@ class DepCollector {
   std::vector<std::pair<trace::TaskId, Reason>> items_;
 };
 
+// "memory RAW", "stream", ...: the first words of a reason.
+const char* why_label(Why why);
+
 // "stream; memory RAW alloc 3 +0x100..+0x200"
 std::string format_reasons(const std::vector<Reason>& reasons);
 

@@ -4,6 +4,7 @@
 // Replay gives every allocation freed inside the iteration its own shadow memory (plan.hpp), so
 // those conflicts vanish: this recomputes the memory dependencies by allocation identity and
 // keeps every dependency that has any other reason (events, host syncs, stream order, ...).
+// The conflicts come from the dependency engine's MemoryState, one address region per allocation.
 // CUDA-free.
 #pragma once
 
