@@ -1,5 +1,7 @@
 #include "kernel_info.hpp"
 
+#include "nimble/replayer/kernel_arguments.hpp"
+
 #include <cxxabi.h>
 
 #include <cstdio>
@@ -128,32 +130,7 @@ std::string demangle(const char* mangled) {
 
 std::optional<std::vector<std::uint8_t>> gather_arguments(const KernelInfo& info, void** params,
                                                           void** extra) {
-  if (extra) {
-    const void* buffer = nullptr;
-    size_t size = 0;
-    bool have_size = false;
-    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
-      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-        buffer = extra[i + 1];
-      } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) {
-        size = *static_cast<const size_t*>(extra[i + 1]);
-        have_size = true;
-      }
-    }
-    if (buffer) {
-      if (!have_size) size = info.arg_bytes;
-      const auto* bytes = static_cast<const std::uint8_t*>(buffer);
-      return std::vector<std::uint8_t>(bytes, bytes + size);
-    }
-  }
-  if (!info.params_known) return std::nullopt;
-  std::vector<std::uint8_t> bytes(info.arg_bytes, 0);
-  if (!info.params.empty() && !params) return std::nullopt;
-  for (size_t i = 0; i < info.params.size(); ++i) {
-    if (!params[i]) return std::nullopt;
-    std::memcpy(bytes.data() + info.params[i].offset, params[i], info.params[i].size);
-  }
-  return bytes;
+  return replayer::kernel_argument_bytes(info.params, info.params_known, params, extra);
 }
 
 }  // namespace nimble::hooks

@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "nimble/replayer/kernel_arguments.hpp"
 #include "nimble/replayer/rewire.hpp"
 #include "nimble/trace/trace.hpp"
 
@@ -149,32 +150,6 @@ std::vector<ParamLayout> param_layout(nimble_graph_session& s, const CUDA_KERNEL
   }
 }
 
-// The argument bytes a kernel node was given (kernelParams by layout, or its `extra` buffer).
-std::optional<std::vector<std::uint8_t>> arguments(const CUDA_KERNEL_NODE_PARAMS& p,
-                                                   const std::vector<ParamLayout>& layout) {
-  std::vector<std::uint8_t> bytes;
-  if (p.kernelParams) {
-    for (std::size_t i = 0; i < layout.size(); ++i) {
-      bytes.resize(std::max<std::size_t>(bytes.size(), layout[i].offset + layout[i].size));
-      std::memcpy(bytes.data() + layout[i].offset, p.kernelParams[i], layout[i].size);
-    }
-    return bytes;
-  }
-  if (p.extra) {
-    const void* buffer = nullptr;
-    const std::size_t* size = nullptr;
-    for (void** e = p.extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
-      if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = e[1];
-      if (e[0] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = static_cast<const std::size_t*>(e[1]);
-    }
-    if (buffer && size) {
-      const auto* b = static_cast<const std::uint8_t*>(buffer);
-      return std::vector<std::uint8_t>(b, b + *size);
-    }
-  }
-  return layout.empty() ? std::optional<std::vector<std::uint8_t>>(bytes) : std::nullopt;
-}
-
 MemAccess everything() { return {0, 0, Access::ReadWrite, true}; }
 
 // One side of a copy as a byte range, or nullopt for arrays (nimble cannot see their memory).
@@ -207,7 +182,7 @@ rw::Node read_node(nimble_graph_session& s, CUgraphNode handle, rw::PointerCount
       check("cuGraphKernelNodeGetParams", s.kernel_params(handle, &p));
       bool known = false;
       const std::vector<ParamLayout> layout = param_layout(s, p, &known);
-      const auto bytes = known ? arguments(p, layout) : std::nullopt;
+      const auto bytes = nimble::replayer::kernel_argument_bytes(layout, known, p.kernelParams, p.extra);
       node.kind = rw::NodeKind::Kernel;
       if (!bytes) {
         node.accesses.push_back(everything());

@@ -1,0 +1,55 @@
+// The argument bytes a kernel receives, from a launch's (or a graph kernel node's) kernelParams
+// or `extra` buffer and the parameter layout the driver reported. One reader for the recorder's
+// hooks and for libnimble_graph.so's captured nodes. Needs the CUDA headers; header-only, so the
+// Python library does not link the replayer.
+#pragma once
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "deps/engine.hpp"
+
+namespace nimble::replayer {
+
+// From the `extra` buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, its size from
+// CU_LAUNCH_PARAM_BUFFER_SIZE or else the layout's end), or by copying each kernelParams[i] to
+// its offset in the layout. nullopt when neither is possible: no `extra` buffer and the layout
+// unknown (`layout_known` false), or a parameter pointer missing.
+inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std::vector<deps::ParamLayout>& layout,
+                                                                      bool layout_known, void** params,
+                                                                      void** extra) {
+  std::size_t end = 0;
+  for (const deps::ParamLayout& p : layout) end = std::max<std::size_t>(end, std::size_t{p.offset} + p.size);
+  if (extra) {
+    const void* buffer = nullptr;
+    std::size_t size = end;
+    // A malformed list without CU_LAUNCH_PARAM_END stops after 32 pairs.
+    for (std::size_t i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+        buffer = extra[i + 1];
+      } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) {
+        size = *static_cast<const std::size_t*>(extra[i + 1]);
+      }
+    }
+    if (buffer) {
+      const auto* bytes = static_cast<const std::uint8_t*>(buffer);
+      return std::vector<std::uint8_t>(bytes, bytes + size);
+    }
+  }
+  if (!layout_known) return std::nullopt;
+  if (!layout.empty() && !params) return std::nullopt;
+  std::vector<std::uint8_t> bytes(end, 0);
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    if (!params[i]) return std::nullopt;
+    std::memcpy(bytes.data() + layout[i].offset, params[i], layout[i].size);
+  }
+  return bytes;
+}
+
+}  // namespace nimble::replayer
