@@ -6,9 +6,10 @@ a `CORPUS {json}` line (tests/programs/corpus_common.py). The table says, per pr
 iteration nimble replayed most (its calls), how many steps were replayed, whether every step's
 results are bitwise identical, the in-process ratio (the trial's timed blocks of plain and
 replayed iterations in the one process; --compare when COMPARE=N is set), the process-pair
-ratio (median step time plain / under nimble run), and, when nothing was replayed, why.
+ratio (median step time of the last half of the steps, plain / under nimble run; with --pairs N
+the median over N alternating pairs, each pair's ratio listed), and, when nothing was replayed, why.
 
-    python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both]
+    python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both] [--pairs N]
 
 Writes DIR/corpus.md, DIR/corpus.csv and DIR/NAME.{plain,nimble}.log; DEADLINE (seconds) skips
 programs not started in time.
@@ -17,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -71,6 +73,12 @@ def main():
     ap.add_argument("--mode", default="deterministic", choices=["deterministic", "benchmark", "both"])
     ap.add_argument("--timeout", type=int, default=240)
     ap.add_argument("--steps", type=int, help="steps of every program but generate (default: each its own)")
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="alternating plain / nimble run process pairs per program (default 1); the process "
+                         "ratio is the median over pairs of each pair's ratio of last-half step medians")
+    ap.add_argument("--idle", action="store_true",
+                    help="also run each pair's plain process with libnimble.so preloaded and no mode set: the "
+                         "cost nimble run must not exceed while it replays nothing")
     args = ap.parse_args()
     nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
     if not os.path.exists(nimble):
@@ -133,10 +141,37 @@ def main():
                 row["in_process"] = round(summary["compare"]["speedup"], 3)
             else:
                 row["in_process"] = round(max(speedups), 3) if speedups else ""
-            if plain and nim and nim["median_ms"] > 0:
-                row["plain_ms"] = round(plain["median_ms"], 3)
-                row["nimble_ms"] = round(nim["median_ms"], 3)
-                row["process_ratio"] = round(plain["median_ms"] / nim["median_ms"], 3)
+            # More alternating pairs (plain, nimble run, plain, ...): one pair cannot show a few percent.
+            pairs = [(plain, nim)]
+            idle_ratios = []
+            preload = os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
+            idle_env = dict(env, LD_PRELOAD=preload)
+            for k in range(2, args.pairs + 1):
+                p_k = corpus_line(run(cmd, env, os.path.join(args.out, "%s.plain.%d.log" % (tag, k)), args.timeout)[0])
+                n_k = corpus_line(run(ncmd + ["--"] + cmd, env, os.path.join(args.out, "%s.nimble.%d.log" % (tag, k)),
+                                      args.timeout)[0])
+                pairs.append((p_k, n_k))
+            for k in range(1, args.pairs + 1) if args.idle else ():
+                i_k = corpus_line(run(cmd, idle_env, os.path.join(args.out, "%s.idle.%d.log" % (tag, k)), args.timeout)[0])
+                p_k = pairs[k - 1][0]
+                if i_k and p_k and i_k.get("tail_ms", 0) > 0:
+                    idle_ratios.append(p_k.get("tail_ms", p_k["median_ms"]) / i_k["tail_ms"])
+            ratios, plain_ms, nim_ms = [], [], []
+            for p_k, n_k in pairs:
+                if not (p_k and n_k):
+                    continue
+                pm, nm = p_k.get("tail_ms", p_k["median_ms"]), n_k.get("tail_ms", n_k["median_ms"])
+                if pm > 0 and nm > 0:
+                    ratios.append(pm / nm)
+                    plain_ms.append(pm)
+                    nim_ms.append(nm)
+            if ratios:
+                row["plain_ms"] = round(statistics.median(plain_ms), 3)
+                row["nimble_ms"] = round(statistics.median(nim_ms), 3)
+                row["process_ratio"] = round(statistics.median(ratios), 3)
+                row["pair_ratios"] = " ".join("%.3f" % r for r in ratios)
+            if idle_ratios:
+                row["idle_ratio"] = round(statistics.median(idle_ratios), 3)
             states = ["%s:%s" % (os.path.basename(r["trace"]), r["state"]) for r in recs]
             row["states"] = " ".join(states)
             why = summary.get("nothing_replayed_because", "")
@@ -148,7 +183,7 @@ def main():
             print(json.dumps(row), flush=True)
     fields = ["program", "mode", "recordings", "iteration_calls", "replayed", "steps", "identical",
               "plain_runs_identical", "in_process",
-              "process_ratio", "plain_ms", "nimble_ms", "states", "why", "first_difference", "plain_exit",
+              "process_ratio", "pair_ratios", "idle_ratio", "plain_ms", "nimble_ms", "states", "why", "first_difference", "plain_exit",
               "nimble_exit", "plain_s", "nimble_s"]
     with open(os.path.join(args.out, "corpus.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -156,14 +191,14 @@ def main():
         for r in rows:
             w.writerow(r)
     with open(os.path.join(args.out, "corpus.md"), "w") as f:
-        f.write("| program | mode | iteration (calls) | replayed / steps | identical | two plain runs identical | in-process | process pair | plain ms | nimble ms | recordings | why nothing replayed |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        f.write("| program | mode | iteration (calls) | replayed / steps | identical | two plain runs identical | in-process | process pairs | each pair | preloaded idle | plain ms | nimble ms | recordings | why nothing replayed |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for r in rows:
             twice = r.get("plain_runs_identical")
-            f.write("| %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+            f.write("| %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
                 r["program"], r.get("mode", ""), r.get("iteration_calls", ""), r.get("replayed", ""), r.get("steps", ""),
                 "yes" if r.get("identical") else "**no**", "" if twice is None else ("yes" if twice else "no"),
-                r.get("in_process", ""), r.get("process_ratio", ""),
+                r.get("in_process", ""), r.get("process_ratio", ""), r.get("pair_ratios", ""), r.get("idle_ratio", ""),
                 r.get("plain_ms", ""), r.get("nimble_ms", ""), r.get("states", ""), r.get("why", "")))
     print("wrote", os.path.join(args.out, "corpus.md"))
 
