@@ -28,7 +28,9 @@ bool start(std::string* why_not);
 void restart_counts(std::uint32_t first_correlation, bool first_is_kernel);
 
 // Closes the window. With `flush`, waits for the GPU and collects the activity records
-// (never at process exit, when the driver may already be gone).
+// (never at process exit, when the driver may already be gone), then detaches CUPTI from the
+// process at the exit of the next driver call (cuptiFinalize): an attached CUPTI slows the
+// program's launches for the rest of the process. CUPTI is not started again afterwards.
 void stop(bool flush);
 
 struct Timing {
