@@ -150,6 +150,26 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
   EXPECT_TRUE(s.knows(0) == false);
 }
 
+TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides) {
+  // 1.04x and 1.10x lie within 10% of the 1.05x minimum: four timed rounds of 3, not two.
+  for (const double speedup : {1.04, 1.10}) {
+    RunOptions o;
+    o.trial_block = 3;
+    o.min_speedup = 1.05;
+    RunSession s = session(o);
+    replayed_ms_ = plain_ms_ / speedup;
+    s.add(recording("close", train_, log_));
+    std::size_t plain = 0;
+    for (int i = 0; i < 60; ++i) plain += iterate(s, train_) == 0;
+    const Recording& r = *s.recordings()[0];
+    ASSERT_TRUE(r.trial_speedup) << speedup;
+    EXPECT_NEAR(*r.trial_speedup, speedup, 1e-5);  // the clock counts whole nanoseconds
+    EXPECT_EQ(r.state, speedup >= 1.05 ? RecordingState::Replaying : RecordingState::Dropped) << speedup;
+    // Four plain blocks of 3 were timed; a dropped recording leaves the program plain for good.
+    EXPECT_EQ(plain, speedup >= 1.05 ? 12u : 60u - 15u) << speedup;
+  }
+}
+
 TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterOneTimedRound) {
   RunOptions o;
   o.trial_block = 4;
