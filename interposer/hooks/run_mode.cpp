@@ -39,14 +39,6 @@ struct RunState {
   bool stepped_aside = false;  // the program launches its own CUDA graphs: nimble run leaves it alone
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
-
-  struct HeldFree {
-    FreeAsyncFn real;
-    CUdeviceptr ptr;
-    CUstream stream;
-  };
-  std::vector<HeldFree> held_frees;  // stream-ordered frees waiting for the held-back calls
-  std::size_t frees_held = 0;        // how many were held, for the summary
 };
 std::atomic<RunState*> g_run{nullptr};
 
@@ -130,14 +122,7 @@ std::uint64_t now_ns() {
 
 // Once no call is held back any more, the frees that waited for them go out, in order.
 void release_frees(RunState& r) {
-  if (r.held_frees.empty() || r.session->holding()) return;
-  std::vector<RunState::HeldFree> frees;
-  frees.swap(r.held_frees);
-  for (const RunState::HeldFree& f : frees) {
-    if (const CUresult result = f.real(f.ptr, f.stream); result != CUDA_SUCCESS) {
-      log_message("nimble run: a held-back cuMemFreeAsync failed with error " + std::to_string(result));
-    }
-  }
+  for (const auto& release : r.session->releasable_frees()) release();
 }
 
 trace::json phase_json(const replayer::IterationTimes& t) {
@@ -285,7 +270,7 @@ void write_summary() {
                          {"calls_deferred", deferred},
                          {"host_copies_run_in_place", host_copies},
                          {"false_starts", false_starts},
-                         {"frees_held_back", r.frees_held},
+                         {"frees_held_back", session.frees_held()},
                          {"graphs", graph_stats(*r.executors[main_index], main->plan)},
                          {"fallbacks", fallbacks},
                          {"recordings", recordings},
@@ -653,9 +638,11 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
     release_frees(r);
     return false;
   }
-  r.held_frees.push_back({real, ptr, stream});
-  ++r.frees_held;
-  return true;
+  return r.session->hold_free([real, ptr, stream] {
+    if (const CUresult result = real(ptr, stream); result != CUDA_SUCCESS) {
+      log_message("nimble run: a held-back cuMemFreeAsync failed with error " + std::to_string(result));
+    }
+  });
 }
 
 }  // namespace nimble::hooks

@@ -148,6 +148,19 @@ Recording* RunSession::active() { return active_; }
 
 bool RunSession::holding() const { return active_ && active_->short_circuit->holding(); }
 
+bool RunSession::hold_free(std::function<void()> release) {
+  if (!holding()) return false;
+  held_frees_.push_back(std::move(release));
+  ++frees_held_;
+  return true;
+}
+
+std::vector<std::function<void()>> RunSession::releasable_frees() {
+  std::vector<std::function<void()>> out;
+  if (!holding()) out.swap(held_frees_);
+  return out;
+}
+
 bool RunSession::counts_plain(std::uint64_t signature) {
   if (!plain_owner_ || !counted_plain(signature)) {
     publish();

@@ -170,6 +170,43 @@ TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides
   }
 }
 
+TEST_F(RunSessionTest, FreesWaitForTheHeldBackCallsAndGoOutInTheProgramsOrder) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_, /*piece=*/0));
+  std::vector<int> freed;
+  auto release = [&](int which) { return [&freed, which] { freed.push_back(which); }; };
+  EXPECT_FALSE(s.hold_free(release(0)));  // nothing held back: the caller frees at once
+  // Mid-iteration the calls are held back: the frees wait, even when asked to release.
+  ASSERT_EQ(s.on_call(sig(1), call_of(1)), Action::Deferred);
+  ASSERT_EQ(s.on_call(sig(2), call_of(2)), Action::Deferred);
+  EXPECT_TRUE(s.hold_free(release(1)));
+  EXPECT_TRUE(s.hold_free(release(2)));
+  EXPECT_TRUE(s.releasable_frees().empty());
+  // The iteration completes and is launched: both go out, in order.
+  ASSERT_EQ(s.on_call(sig(3), call_of(3)), Action::Deferred);
+  ASSERT_EQ(s.on_call(sig(4), call_of(4)), Action::Deferred);
+  for (const auto& f : s.releasable_frees()) f();
+  EXPECT_EQ(freed, (std::vector<int>{1, 2}));
+  EXPECT_EQ(log_.launches, 1u);
+  EXPECT_EQ(s.frees_held(), 2u);
+  EXPECT_TRUE(s.releasable_frees().empty());
+}
+
+TEST_F(RunSessionTest, AHostVisiblePointReleasesHeldFreesAfterTheHeldBackCalls) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  ASSERT_EQ(s.on_call(sig(1), call_of(1)), Action::Deferred);
+  EXPECT_TRUE(s.hold_free([this] { log_.lines.push_back("free"); }));
+  EXPECT_TRUE(s.releasable_frees().empty());
+  s.on_host_visible_point("synchronized a stream");  // the held-back call is issued as it was
+  for (const auto& f : s.releasable_frees()) f();
+  EXPECT_EQ(log_.lines, (std::vector<std::string>{"train issue 0", "free"}));
+}
+
 TEST_F(RunSessionTest, AClearlySlowerReplayIsStoppedAfterOneTimedRound) {
   RunOptions o;
   o.trial_block = 4;

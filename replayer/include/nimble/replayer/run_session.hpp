@@ -128,6 +128,15 @@ class RunSession {
   // The recording in the middle of an iteration (armed), if any.
   Recording* active();
   bool holding() const;
+
+  // A stream-ordered free (cuMemFreeAsync) on the stream whose calls are held back: the held-back
+  // calls may still use the memory, so the free waits for them. `release` runs the free. False:
+  // nothing is held back, the caller frees now.
+  bool hold_free(std::function<void()> release);
+  // The held frees that need not wait any longer (nothing is held back now), in the order the
+  // program issued them; the caller runs them. Call after every change of the session.
+  std::vector<std::function<void()>> releasable_frees();
+  std::size_t frees_held() const { return frees_held_; }  // how many were ever held
   // In a block of iterations the program issues itself (library calls then run as usual).
   bool plain_phase() const { return plain_owner_.has_value(); }
   // Nothing armed: the next matching call begins an iteration.
@@ -173,6 +182,8 @@ class RunSession {
   std::size_t stale_after() const;
 
   RunOptions options_;
+  std::vector<std::function<void()>> held_frees_;
+  std::size_t frees_held_ = 0;
   IsDevicePointer is_device_pointer_;
   Clock clock_;
   std::vector<std::unique_ptr<Recording>> recordings_;
