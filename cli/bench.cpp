@@ -45,26 +45,27 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([options] {
     // The results this run writes, read back below: never an earlier run's file, and never
     // somewhere else because the caller's environment holds a NIMBLE_BENCH_OUTPUT.
-    const std::string path = replayer::default_bench_path(options->output);
     std::error_code ignored;
-    std::filesystem::remove(path, ignored);
+    std::filesystem::remove(replayer::default_bench_path(options->output), ignored);
     ::unsetenv(settings::bench_output.variable);
-    auto trace = record_program(*options, "nimble bench");
-    if (!trace) return;
-    const int status = exit_code();
-    std::cout << "nimble bench: " << options->output << " (program exited with " << status << ")\n"
-              << summarize_recording(*trace);
-    std::ifstream in(path);
-    trace::json bench = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!in || bench.is_discarded() || !bench.is_object()) {
-      std::cerr << "nimble bench: no results in " << path << ": the program wrote a trace but did not "
-                << "replay it (the recording window was still open at exit, or the program died)\n";
-      if (status == 0) exit_code() = kExitBadInput;
-      return;
+    // Each process (each rank of several) replays its own trace and writes results beside it.
+    for (const RecordedProcess& p : record_program(*options, "nimble bench")) {
+      const int status = exit_code();
+      const std::string path = replayer::default_bench_path(p.path);
+      std::cout << "nimble bench: " << p.path << rank_note(p) << " (program exited with " << status << ")\n"
+                << summarize_recording(p.trace);
+      std::ifstream in(written_with(path, p) ? path : std::string());
+      trace::json bench = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (!in || bench.is_discarded() || !bench.is_object()) {
+        std::cerr << "nimble bench: no results in " << path << ": the program wrote a trace but did not "
+                  << "replay it (the recording window was still open at exit, or the program died)\n";
+        if (status == 0) exit_code() = kExitBadInput;
+        continue;
+      }
+      std::cout << "bench (" << path << ", " << bench.value("iterations", 0) << " replays each):\n"
+                << replayer::bench_table(bench);
+      if (bench.contains("error") && status == 0) exit_code() = kExitBadInput;
     }
-    std::cout << "bench (" << path << ", " << bench.value("iterations", 0) << " replays each):\n"
-              << replayer::bench_table(bench);
-    if (bench.contains("error") && status == 0) exit_code() = kExitBadInput;
   });
 }
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "hints.hpp"
 #include "nimble/trace/io.hpp"
 #include "nimble/trace/recorded.hpp"
+#include "settings/output_path.hpp"
 
 namespace nimble::cli {
 namespace {
@@ -298,15 +301,68 @@ std::string summarize_recording(const trace::Trace& trace) {
   return out.str();
 }
 
-std::optional<trace::Trace> record_program(const RecordOptions& options, const std::string& verb) {
+namespace {
+
+// The rank files (TRACE.rankR.json) beside `output` written since `since`, by rank.
+std::vector<std::pair<long, std::string>> rank_outputs(const std::string& output, fs::file_time_type since) {
+  std::vector<std::pair<long, std::string>> out;
+  const fs::path where = fs::path(output).parent_path().empty() ? fs::path(".") : fs::path(output).parent_path();
+  const std::string marker = fs::path(settings::rank_path(output, 0)).filename().string();  // stem.rank0.json
+  const std::size_t at = marker.find(".rank0");
+  const std::string head = marker.substr(0, at + 5), tail = marker.substr(at + 6);
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(where, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0) {
+      continue;
+    }
+    const std::string digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+    if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    std::error_code stale;
+    if (entry.last_write_time(stale) < since || stale) continue;
+    const long rank = std::stol(digits);
+    const std::string path = (fs::path(output).parent_path() / name).string();
+    if (settings::rank_path(output, rank) == path) out.emplace_back(rank, path);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The traces the program's processes wrote: the -o file, else one per rank.
+std::vector<std::pair<std::optional<long>, std::string>> written_traces(const RecordOptions& options,
+                                                                      const FileStamp& before,
+                                                                      fs::file_time_type since) {
+  std::vector<std::pair<std::optional<long>, std::string>> out;
+  if (rewritten(before, stamp(options.output))) out.emplace_back(std::nullopt, options.output);
+  for (const auto& [rank, path] : rank_outputs(options.output, since)) out.emplace_back(rank, path);
+  return out;
+}
+
+}  // namespace
+
+std::string rank_note(const RecordedProcess& process) {
+  return process.rank ? " (rank " + std::to_string(*process.rank) + ")" : "";
+}
+
+bool written_with(const std::string& file, const RecordedProcess& process) {
+  std::error_code a, b;
+  const auto results = fs::last_write_time(file, a), trace = fs::last_write_time(process.path, b);
+  return !a && !b && results >= trace;
+}
+
+std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb) {
   const std::string preload = preload_library_path();
   if (!fs::exists(preload)) {
     std::cerr << verb << ": " << preload << " not found; build the nimble_preload target "
               << "(libnimble.so is expected in ../lib beside the nimble executable)\n";
     exit_code() = kExitBadInput;
-    return std::nullopt;
+    return {};
   }
   const FileStamp before = stamp(options.output);
+  // File times have a coarser clock than this one: a second's margin, and rank files older
+  // than the run are still told apart from it (a rerun rewrites them).
+  const fs::file_time_type started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   std::vector<std::string> environment = record_environment(options, preload, std::getenv("LD_PRELOAD"));
 #ifdef NIMBLE_ASAN_RUNTIME
   // Sanitized build (NIMBLE_SANITIZE): its libnimble.so needs the ASan runtime loaded before it.
@@ -316,21 +372,26 @@ std::optional<trace::Trace> record_program(const RecordOptions& options, const s
   const int status = run(options, environment);
   exit_code() = status;
 
-  if (!rewritten(before, stamp(options.output))) {
+  const auto written = written_traces(options, before, started);
+  if (written.empty()) {
     std::cerr << verb << ": no trace was written to " << options.output << ": ";
     if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
     std::cerr << no_trace_advice(options) << "\n";
     if (status == 0) exit_code() = kExitBadInput;
-    return std::nullopt;
+    return {};
   }
-  trace::LoadResult loaded = trace::load_trace(options.output);
-  if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(options.output);
-  if (!loaded.trace) {
-    std::cerr << verb << ": " << options.output << " was written but is not a valid trace\n";
-    if (status == 0) exit_code() = kExitBadInput;
-    return std::nullopt;
+  std::vector<RecordedProcess> out;
+  for (const auto& [rank, path] : written) {
+    trace::LoadResult loaded = trace::load_trace(path);
+    if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(path);
+    if (!loaded.trace) {
+      std::cerr << verb << ": " << path << " was written but is not a valid trace\n";
+      if (status == 0) exit_code() = kExitBadInput;
+      continue;
+    }
+    out.push_back({path, rank, std::move(*loaded.trace)});
   }
-  return std::move(loaded.trace);
+  return out;
 }
 
 void add_record_command(CLI::App& app) {
@@ -348,9 +409,9 @@ void add_record_command(CLI::App& app) {
   add_recording_options(*cmd, *options);
   add_dependencies_option(*cmd, *options);
   cmd->callback([options] {
-    if (auto trace = record_program(*options, "nimble record")) {
-      std::cout << "nimble record: " << options->output << " (program exited with " << exit_code() << ")\n"
-                << summarize_recording(*trace);
+    for (const RecordedProcess& p : record_program(*options, "nimble record")) {
+      std::cout << "nimble record: " << p.path << rank_note(p) << " (program exited with " << exit_code() << ")\n"
+                << summarize_recording(p.trace);
     }
   });
 }

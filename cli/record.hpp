@@ -41,9 +41,25 @@ void add_recording_options(CLI::App& cmd, RecordOptions& options);
 // --dependencies, the same way (record and bench).
 void add_dependencies_option(CLI::App& cmd, RecordOptions& options);
 
-// Runs the program under libnimble.so as `options` say and loads the trace it wrote. Prints
-// what went wrong (prefixed with `verb`) and sets exit_code(); the trace is empty on failure.
-std::optional<trace::Trace> record_program(const RecordOptions& options, const std::string& verb);
+// One process's trace: the -o file, or, for a program of several ranks (torchrun, mpirun, srun),
+// each rank's TRACE.rankR.json (settings/output_path.hpp).
+struct RecordedProcess {
+  std::string path;
+  std::optional<long> rank;
+  trace::Trace trace;
+};
+
+// Runs the program under libnimble.so as `options` say and loads the traces its processes
+// wrote, rank by rank. Prints what went wrong (prefixed with `verb`) and sets exit_code(); empty
+// on failure.
+std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb);
+
+// "" for a single process, " (rank R)" for one rank of several.
+std::string rank_note(const RecordedProcess& process);
+
+// Whether `file` (results written beside the trace at exit: TRACE.run.json, TRACE.bench.json) was
+// written by this run of the process, not left by an earlier one.
+bool written_with(const std::string& file, const RecordedProcess& process);
 
 // build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
 std::string preload_library_path();

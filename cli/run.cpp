@@ -61,23 +61,25 @@ void add_run_command(CLI::App& app) {
                   "iterations the program issues itself, and print both medians (0: off)")
       ->check(CLI::Range(0, 1000000));
   cmd->callback([options] {
-    const std::string path = replayer::beside_trace(options->output, "run");
     std::error_code ignored;
-    std::filesystem::remove(path, ignored);
+    std::filesystem::remove(replayer::beside_trace(options->output, "run"), ignored);
     ::unsetenv(settings::run_output.variable);
-    auto trace = record_program(*options, "nimble run");
-    if (!trace) return;
-    const int status = exit_code();
-    std::ifstream in(path);
-    trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!in || summary.is_discarded() || !summary.is_object()) {
-      std::cerr << "nimble run: the program was recorded (" << options->output << ") but nothing was replayed: "
-                << "see the \"nimble run:\" lines above for why (exit status " << status << ")\n";
-      return;
+    // One line per process: the program, or each of its ranks (torchrun, mpirun, srun).
+    for (const RecordedProcess& p : record_program(*options, "nimble run")) {
+      const int status = exit_code();
+      const std::string path = replayer::beside_trace(p.path, "run");
+      std::ifstream in(written_with(path, p) ? path : std::string());
+      trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (!in || summary.is_discarded() || !summary.is_object()) {
+        std::cerr << "nimble run" << rank_note(p) << ": the program was recorded (" << p.path
+                  << ") but nothing was replayed: see the \"nimble run:\" lines above for why (exit status " << status
+                  << ")\n";
+        continue;
+      }
+      std::cout << "nimble run" << rank_note(p) << ": " << summary.value("iterations_replayed", 0)
+                << " iteration(s) replayed, " << summary["fallbacks"].size() << " kind(s) of fall-back; trace " << p.path
+                << ", summary " << path << " (program exited with " << status << ")\n";
     }
-    std::cout << "nimble run: " << summary.value("iterations_replayed", 0) << " iteration(s) replayed, "
-              << summary["fallbacks"].size() << " kind(s) of fall-back; trace " << options->output << ", summary "
-              << path << " (program exited with " << status << ")\n";
   });
 }
 

@@ -1,9 +1,12 @@
 #include "config.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string_view>
 
 #include "nimble/replayer/bench_report.hpp"
+#include "settings/output_path.hpp"
 
 namespace nimble::hooks {
 
@@ -55,24 +58,17 @@ Config config_from_environment() {
 }
 
 std::string bench_output_path(const Config& config, const std::string& trace_path) {
-  return config.bench_output.empty() ? replayer::default_bench_path(trace_path) : config.bench_output;
+  return config.bench_output.empty() ? replayer::default_bench_path(trace_path) : this_process_path(config.bench_output);
 }
 
 std::string run_output_path(const Config& config, const std::string& trace_path) {
-  return config.run_output.empty() ? replayer::beside_trace(trace_path, "run") : config.run_output;
+  return config.run_output.empty() ? replayer::beside_trace(trace_path, "run") : this_process_path(config.run_output);
 }
 
-std::string expand_output_path(const std::string& pattern, long pid) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
-      out += std::to_string(pid);
-      ++i;
-    } else {
-      out += pattern[i];
-    }
-  }
-  return out;
+std::string this_process_path(const std::string& pattern) {
+  const auto who = settings::process_identity([](const char* name) { return std::getenv(name); },
+                                              static_cast<long>(getpid()));
+  return settings::expand_output_path(pattern, who);
 }
 
 }  // namespace nimble::hooks

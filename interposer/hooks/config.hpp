@@ -56,7 +56,8 @@ std::string bench_output_path(const Config& config, const std::string& trace_pat
 // replaced by ".run.json".
 std::string run_output_path(const Config& config, const std::string& trace_path);
 
-// NIMBLE_OUTPUT with "%p" replaced by the process id.
-std::string expand_output_path(const std::string& pattern, long pid);
+// A path setting (NIMBLE_OUTPUT, NIMBLE_RUN_OUTPUT, NIMBLE_BENCH_OUTPUT) for this process: %p,
+// %r and the rank suffix of settings/output_path.hpp.
+std::string this_process_path(const std::string& pattern);
 
 }  // namespace nimble::hooks

@@ -116,7 +116,7 @@ trace::json attach_cupti_results(trace::Trace& trace, bool cupti_used) {
 }
 
 std::string trace_output_path() {
-  return expand_output_path(config().output, static_cast<long>(getpid()));
+  return this_process_path(config().output);
 }
 
 std::string numbered_trace_path(const std::string& path, int n) {

@@ -125,12 +125,6 @@ TEST(Config, BenchOutputDefaultsToBesideTheTrace) {
   EXPECT_EQ(bench_output_path(empty, "/traces/t.json"), "/traces/t.bench.json");
 }
 
-TEST(Config, OutputPathExpandsThePid) {
-  EXPECT_EQ(expand_output_path("trace-%p.json", 42), "trace-42.json");
-  EXPECT_EQ(expand_output_path("plain.json", 42), "plain.json");
-  EXPECT_EQ(expand_output_path("%p/%p", 7), "7/7");
-  EXPECT_EQ(expand_output_path("100%", 7), "100%");
-}
 
 
 TEST(Config, RunModeAndItsOptions) {

@@ -194,6 +194,39 @@ TEST(RunCommand, PoolTensorsAreReplayedAndFreedOnlyAfterTheWorkThatUsesThem) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("pool").output));
 }
 
+// A program of two ranks (as torchrun starts them: RANK and WORLD_SIZE set, one process each)
+// under one `nimble run -o`: each rank writes its own trace and summary, and nimble prints a line
+// per rank. `nimble record` does the same with traces.
+TEST(RunCommand, EachRankOfAProgramWritesItsOwnTraceAndSummary) {
+  const std::string dir = temp_dir();
+  const std::string probe = probe_path();
+  const std::string two_ranks = "RANK=0 WORLD_SIZE=2 '" + probe + "' loop & RANK=1 WORLD_SIZE=2 '" + probe +
+                                "' loop; wait";
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                           "--iteration", "1", "-o", dir + "/trace.json", "--", "/bin/sh",
+                                                           "-c", two_ranks});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.json")) << r.output;
+  for (const std::string rank : {"0", "1"}) {
+    const nlohmann::json summary = read_json(dir + "/trace.rank" + rank + ".run.json");
+    ASSERT_TRUE(summary.is_object()) << r.output;
+    EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2);
+    EXPECT_EQ(summary.value("trace", ""), dir + "/trace.rank" + rank + ".json");
+    EXPECT_NE(r.output.find("nimble run (rank " + rank + "): 6 iteration(s) replayed"), std::string::npos) << r.output;
+  }
+
+  const RunResult rec = run_with_env({"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"},
+                                     {NIMBLE_TEST_CLI, "record", "-o", dir + "/rec.json", "--", "/bin/sh", "-c",
+                                      "RANK=0 WORLD_SIZE=2 '" + probe + "' record & RANK=1 WORLD_SIZE=2 '" + probe +
+                                          "' record; wait"});
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  for (const std::string rank : {"0", "1"}) {
+    const std::string trace = dir + "/rec.rank" + rank + ".json";
+    EXPECT_TRUE(std::filesystem::exists(trace)) << rec.output;
+    EXPECT_NE(rec.output.find("nimble record: " + trace + " (rank " + rank + ")"), std::string::npos) << rec.output;
+  }
+}
+
 TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
   const std::string dir = temp_dir();
   const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--compare", "10", "-o", dir + "/trace.json",
