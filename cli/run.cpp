@@ -76,9 +76,11 @@ void add_run_command(CLI::App& app) {
                   << ")\n";
         continue;
       }
+      const trace::json& why = summary["nothing_replayed_because"];
       std::cout << "nimble run" << rank_note(p) << ": " << summary.value("iterations_replayed", 0)
                 << " iteration(s) replayed, " << summary["fallbacks"].size() << " kind(s) of fall-back; trace " << p.path
                 << ", summary " << path << " (program exited with " << status << ")\n";
+      if (why.is_string()) std::cout << "nimble run" << rank_note(p) << ": nothing was replayed: " << why.get<std::string>() << "\n";
     }
   });
 }

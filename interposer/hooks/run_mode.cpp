@@ -246,7 +246,22 @@ void write_summary() {
   const replayer::RunSession& session = *r.session;
   std::size_t main_index = 0;
   const replayer::Recording* main = main_recording(session, &main_index);
-  if (!main) return;  // nothing was ever replayable: the reasons were said on stderr
+  if (!main) {
+    // Nothing was ever replayable (refused, or the program's own graphs): the summary says why.
+    const trace::json none = {{"format", "nimble-run"},
+                              {"version", 1},
+                              {"trace", trace_output_path()},
+                              {"iterations_replayed", 0},
+                              {"fallbacks", trace::json::array()},
+                              {"recordings", trace::json::array()},
+                              {"refused", r.refusals},
+                              {"calls_seen", session.calls_seen()},
+                              {"nothing_replayed_because", nothing_replayed_because(r)}};
+    if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(none) + "\n")) {
+      say("could not write " + r.summary_path + ": " + *error);
+    }
+    return;
+  }
   std::size_t segments = 0, deferred = 0, host_copies = 0, false_starts = 0;
   std::map<std::string, std::size_t> reasons;
   trace::json recordings = trace::json::array();

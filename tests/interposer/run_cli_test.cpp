@@ -268,7 +268,12 @@ TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsI
       << r.output;
   EXPECT_NE(r.output.find("The program runs as it is."), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing was replayed"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/trace.run.json"));
+  // The summary says the same (written since nothing replayable also deserves one).
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0);
+  EXPECT_NE(summary.value("nothing_replayed_because", "").find("the iteration used 3 streams"), std::string::npos)
+      << summary.dump(2);
 }
 
 // A program nimble has never seen, run unchanged (the automatic range): its set-up repeats a
@@ -344,6 +349,15 @@ TEST(RunCommand, AProgramLaunchingItsOwnGraphsIsLeftAloneWithTheReason) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/g.2.json"));  // recorded once, then left alone
+  // The summary exists and says why, and so does nimble's last line.
+  const nlohmann::json summary = read_json(dir + "/g.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0);
+  EXPECT_NE(summary.value("nothing_replayed_because", "").find("the program's own CUDA graphs"), std::string::npos)
+      << summary.dump(2);
+  const std::string last = r.output.substr(r.output.rfind("nimble run: nothing was replayed:"));
+  EXPECT_NE(last.find("own CUDA graphs"), std::string::npos) << r.output;
+  EXPECT_LT(r.output.find("0 iteration(s) replayed"), r.output.rfind("nimble run: nothing was replayed:")) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("own-graph", {"FAKE_DRIVER_GRAPHS=1"}).output));
   EXPECT_EQ(counts(r.output).at("graph_launches"), 60) << r.output;
 }
