@@ -50,7 +50,7 @@ void add_bench_command(CLI::App& app) {
     ::unsetenv(settings::bench_output.variable);
     // Each process (each rank of several) replays its own trace and writes results beside it.
     for (const RecordedProcess& p : record_program(*options, "nimble bench")) {
-      const int status = exit_code();
+      const int status = p.status;
       const std::string path = replayer::default_bench_path(p.path);
       std::cout << "nimble bench: " << p.path << rank_note(p) << " (program exited with " << status << ")\n"
                 << summarize_recording(p.trace);

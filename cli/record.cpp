@@ -9,8 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
-#include <chrono>
+#include <regex>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -303,46 +302,67 @@ std::string summarize_recording(const trace::Trace& trace) {
 
 namespace {
 
-// The rank files (TRACE.rankR.json) beside `output` written since `since`, by rank.
-std::vector<std::pair<long, std::string>> rank_outputs(const std::string& output, fs::file_time_type since) {
-  std::vector<std::pair<long, std::string>> out;
-  const fs::path where = fs::path(output).parent_path().empty() ? fs::path(".") : fs::path(output).parent_path();
-  const std::string marker = fs::path(settings::rank_path(output, 0)).filename().string();  // stem.rank0.json
-  const std::size_t at = marker.find(".rank0");
-  const std::string head = marker.substr(0, at + 5), tail = marker.substr(at + 6);
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(where, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
-        name.compare(name.size() - tail.size(), tail.size(), tail) != 0) {
-      continue;
-    }
-    const std::string digits = name.substr(head.size(), name.size() - head.size() - tail.size());
-    if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    std::error_code stale;
-    if (entry.last_write_time(stale) < since || stale) continue;
-    const long rank = std::stol(digits);
-    const std::string path = (fs::path(output).parent_path() / name).string();
-    if (settings::rank_path(output, rank) == path) out.emplace_back(rank, path);
+// One file a process of the program may write for -o (settings/output_path.hpp): the -o path
+// itself; TRACE.rankR.json for each rank of several; or, when -o names %p or %r, every file that
+// pattern makes (placeholders in the file name, not in the directory).
+struct OutputFile {
+  std::string path;
+  std::string who;      // "", "rank R" or "process P"
+  long order = -1;      // the rank or pid, to list them in order
+};
+
+std::string regex_escaped(const std::string& text) {
+  static const std::string special = R"(\^$.|?*+()[]{})";
+  std::string out;
+  for (char c : text) {
+    if (special.find(c) != std::string::npos) out += '\\';
+    out += c;
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
-// The traces the program's processes wrote: the -o file, else one per rank.
-std::vector<std::pair<std::optional<long>, std::string>> written_traces(const RecordOptions& options,
-                                                                      const FileStamp& before,
-                                                                      fs::file_time_type since) {
-  std::vector<std::pair<std::optional<long>, std::string>> out;
-  if (rewritten(before, stamp(options.output))) out.emplace_back(std::nullopt, options.output);
-  for (const auto& [rank, path] : rank_outputs(options.output, since)) out.emplace_back(rank, path);
+std::vector<OutputFile> output_files(const std::string& output) {
+  const fs::path parent = fs::path(output).parent_path();
+  const std::string name = fs::path(output).filename().string();
+  // The file name as a regular expression; the first placeholder's number tells who wrote it.
+  std::string pattern;
+  std::string first;  // "rank" or "process"
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%' && i + 1 < name.size() && (name[i + 1] == 'p' || name[i + 1] == 'r')) {
+      if (first.empty()) first = name[i + 1] == 'r' ? "rank" : "process";
+      pattern += "([0-9]{1,9})";
+      ++i;
+    } else {
+      pattern += regex_escaped(std::string(1, name[i]));
+    }
+  }
+  if (first.empty()) {
+    // No placeholder: the -o file, and rank files beside it.
+    const std::string ranked = fs::path(settings::rank_path(name, 0)).filename().string();
+    const std::size_t at = ranked.rfind(".rank0");
+    pattern = regex_escaped(ranked.substr(0, at)) + R"(\.rank([0-9]{1,9}))" + regex_escaped(ranked.substr(at + 6));
+    first = "rank";
+  }
+  std::vector<OutputFile> out;
+  if (fs::exists(output)) out.push_back({output, "", -1});
+  const std::regex matcher(pattern);
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent.empty() ? fs::path(".") : parent, error)) {
+    const std::string file = entry.path().filename().string();
+    std::smatch m;
+    if (file == name || !std::regex_match(file, m, matcher)) continue;
+    const long number = std::stol(m[1].str());
+    out.push_back({(parent / file).string(), first + " " + std::to_string(number), number});
+  }
+  std::sort(out.begin() + (out.empty() || !out.front().who.empty() ? 0 : 1), out.end(),
+            [](const OutputFile& a, const OutputFile& b) { return a.order < b.order; });
   return out;
 }
 
 }  // namespace
 
 std::string rank_note(const RecordedProcess& process) {
-  return process.rank ? " (rank " + std::to_string(*process.rank) + ")" : "";
+  return process.who.empty() ? "" : " (" + process.who + ")";
 }
 
 bool written_with(const std::string& file, const RecordedProcess& process) {
@@ -359,10 +379,9 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
     exit_code() = kExitBadInput;
     return {};
   }
-  const FileStamp before = stamp(options.output);
-  // File times have a coarser clock than this one: a second's margin, and rank files older
-  // than the run are still told apart from it (a rerun rewrites them).
-  const fs::file_time_type started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
+  // What exists before the run, so that only files this run wrote are read back.
+  std::map<std::string, FileStamp> before;
+  for (const OutputFile& f : output_files(options.output)) before[f.path] = stamp(f.path);
   std::vector<std::string> environment = record_environment(options, preload, std::getenv("LD_PRELOAD"));
 #ifdef NIMBLE_ASAN_RUNTIME
   // Sanitized build (NIMBLE_SANITIZE): its libnimble.so needs the ASan runtime loaded before it.
@@ -372,7 +391,10 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   const int status = run(options, environment);
   exit_code() = status;
 
-  const auto written = written_traces(options, before, started);
+  std::vector<OutputFile> written;
+  for (const OutputFile& f : output_files(options.output)) {
+    if (rewritten(before.count(f.path) ? before[f.path] : FileStamp{}, stamp(f.path))) written.push_back(f);
+  }
   if (written.empty()) {
     std::cerr << verb << ": no trace was written to " << options.output << ": ";
     if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
@@ -381,15 +403,15 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
     return {};
   }
   std::vector<RecordedProcess> out;
-  for (const auto& [rank, path] : written) {
-    trace::LoadResult loaded = trace::load_trace(path);
-    if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(path);
+  for (const OutputFile& f : written) {
+    trace::LoadResult loaded = trace::load_trace(f.path);
+    if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(f.path);
     if (!loaded.trace) {
-      std::cerr << verb << ": " << path << " was written but is not a valid trace\n";
+      std::cerr << verb << ": " << f.path << " was written but is not a valid trace\n";
       if (status == 0) exit_code() = kExitBadInput;
       continue;
     }
-    out.push_back({path, rank, std::move(*loaded.trace)});
+    out.push_back({f.path, f.who, status, std::move(*loaded.trace)});
   }
   return out;
 }
@@ -410,7 +432,7 @@ void add_record_command(CLI::App& app) {
   add_dependencies_option(*cmd, *options);
   cmd->callback([options] {
     for (const RecordedProcess& p : record_program(*options, "nimble record")) {
-      std::cout << "nimble record: " << p.path << rank_note(p) << " (program exited with " << exit_code() << ")\n"
+      std::cout << "nimble record: " << p.path << rank_note(p) << " (program exited with " << p.status << ")\n"
                 << summarize_recording(p.trace);
     }
   });

@@ -42,10 +42,11 @@ void add_recording_options(CLI::App& cmd, RecordOptions& options);
 void add_dependencies_option(CLI::App& cmd, RecordOptions& options);
 
 // One process's trace: the -o file, or, for a program of several ranks (torchrun, mpirun, srun),
-// each rank's TRACE.rankR.json (settings/output_path.hpp).
+// each rank's TRACE.rankR.json, or each file an -o with %p or %r made (settings/output_path.hpp).
 struct RecordedProcess {
   std::string path;
-  std::optional<long> rank;
+  std::string who;  // "" for the one process, "rank R", or "process P" (-o with %p)
+  int status = 0;   // the program's exit status
   trace::Trace trace;
 };
 
@@ -54,7 +55,7 @@ struct RecordedProcess {
 // on failure.
 std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb);
 
-// "" for a single process, " (rank R)" for one rank of several.
+// "" for a single process, " (rank R)" / " (process P)" for one of several.
 std::string rank_note(const RecordedProcess& process);
 
 // Whether `file` (results written beside the trace at exit: TRACE.run.json, TRACE.bench.json) was

@@ -66,7 +66,7 @@ void add_run_command(CLI::App& app) {
     ::unsetenv(settings::run_output.variable);
     // One line per process: the program, or each of its ranks (torchrun, mpirun, srun).
     for (const RecordedProcess& p : record_program(*options, "nimble run")) {
-      const int status = exit_code();
+      const int status = p.status;
       const std::string path = replayer::beside_trace(p.path, "run");
       std::ifstream in(written_with(path, p) ? path : std::string());
       trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);

@@ -66,8 +66,9 @@ std::string run_output_path(const Config& config, const std::string& trace_path)
 }
 
 std::string this_process_path(const std::string& pattern) {
-  const auto who = settings::process_identity([](const char* name) { return std::getenv(name); },
-                                              static_cast<long>(getpid()));
+  // Read once (the program may change its environment later); a forked child does not record.
+  static const settings::ProcessIdentity who = settings::process_identity(
+      [](const char* name) { return std::getenv(name); }, static_cast<long>(getpid()));
   return settings::expand_output_path(pattern, who);
 }
 

@@ -300,8 +300,11 @@ void stop(bool flush) {
   }
   if (!s.subscriber) return;
   if (flush && a.finalize) {
-    // The subscriber stays until the next driver call returns, which detaches CUPTI.
+    // The subscriber stays until the next driver call returns, which detaches CUPTI; never
+    // during exit-time teardown (cudart's own atexit handlers, registered earlier, run after
+    // this one), when the driver may be going away.
     g_detach_requested.store(true, std::memory_order_release);
+    std::atexit([] { g_detach_requested.store(false, std::memory_order_release); });
     return;
   }
   a.enable_domain(0, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);

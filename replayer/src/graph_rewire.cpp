@@ -182,7 +182,9 @@ rw::Node read_node(nimble_graph_session& s, CUgraphNode handle, rw::PointerCount
       check("cuGraphKernelNodeGetParams", s.kernel_params(handle, &p));
       bool known = false;
       const std::vector<ParamLayout> layout = param_layout(s, p, &known);
-      const auto bytes = nimble::replayer::kernel_argument_bytes(layout, known, p.kernelParams, p.extra);
+            // Without the layout the pointers in the bytes cannot be found: the node touches everything.
+      const auto bytes = known ? nimble::replayer::kernel_argument_bytes(layout, known, p.kernelParams, p.extra)
+                               : std::nullopt;
       node.kind = rw::NodeKind::Kernel;
       if (!bytes) {
         node.accesses.push_back(everything());

@@ -22,7 +22,8 @@ namespace dd = deps::detail;
 // 2^40 bytes each. An access that does not fit that space counts as touching everything.
 constexpr unsigned kRegionBits = 40;
 constexpr std::uint64_t kFirstRegion = 1ull << 8;
-constexpr std::uint64_t kRegions = (1ull << (64 - kRegionBits)) - kFirstRegion;
+// The last region would end at 2^64 (wrapping to 0): one fewer.
+constexpr std::uint64_t kRegions = (1ull << (64 - kRegionBits)) - kFirstRegion - 1;
 
 std::optional<dd::RangeAccess> renamed_range(const trace::MemoryAccess& a) {
   dd::RangeAccess r;

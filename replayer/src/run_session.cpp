@@ -311,7 +311,7 @@ void RunSession::judge(Recording& r) {
   // so such a result waits for four rounds.
   const bool clear = speedup < 0.8 || speedup >= 1.25;
   const bool near_minimum = speedup >= options_.min_speedup / 1.1 && speedup < options_.min_speedup * 1.1;
-  const std::size_t rounds = clear ? 1 : near_minimum ? 4 : 2;
+  const std::size_t rounds = near_minimum ? 4 : clear ? 1 : 2;
   if (plain.iterations < rounds * round || replayed.iterations < rounds * round) return;
   r.trial_speedup = speedup;
   if (speedup >= options_.min_speedup) {

@@ -60,6 +60,21 @@ TEST(GatherArguments, UnknownLayoutIsReportedNotGuessed) {
   EXPECT_TRUE(gather_arguments(layout({}), nullptr, nullptr)->empty());
 }
 
+TEST(GatherArguments, AnExtraBufferOfUnknownSizeIsUnknownAndAnUnterminatedListStops) {
+  std::uint64_t buffer[2] = {1, 2};
+  void* no_size[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_END};
+  // Neither the list nor a layout gives its size: unknown (the task then touches everything).
+  EXPECT_FALSE(gather_arguments(KernelInfo{}, nullptr, no_size));
+  // With a known layout its end is the size.
+  const auto sized = gather_arguments(layout({{0, 8}, {8, 8}}), nullptr, no_size);
+  ASSERT_TRUE(sized);
+  EXPECT_EQ(sized->size(), 16u);
+  // A list with no CU_LAUNCH_PARAM_END within 32 pairs is not read past them.
+  void* endless[70];
+  for (void*& e : endless) e = reinterpret_cast<void*>(0x77);
+  EXPECT_FALSE(gather_arguments(KernelInfo{}, nullptr, endless));
+}
+
 TEST(Hex, Formatting) {
   const std::uint8_t bytes[] = {0x00, 0x0f, 0xa0, 0xff};
   EXPECT_EQ(to_hex(bytes, 4), "000fa0ff");

@@ -225,6 +225,17 @@ TEST(RunCommand, EachRankOfAProgramWritesItsOwnTraceAndSummary) {
     EXPECT_TRUE(std::filesystem::exists(trace)) << rec.output;
     EXPECT_NE(rec.output.find("nimble record: " + trace + " (rank " + rank + ")"), std::string::npos) << rec.output;
   }
+
+  // -o naming the rank itself; a second run finds the files it rewrote, not only new ones.
+  for (int run = 0; run < 2; ++run) {
+    const RunResult named = run_with_env({"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"},
+                                         {NIMBLE_TEST_CLI, "record", "-o", dir + "/r%r.json", "--", "/bin/sh", "-c",
+                                          "RANK=0 WORLD_SIZE=2 '" + probe + "' record & RANK=1 WORLD_SIZE=2 '" + probe +
+                                              "' record; wait"});
+    ASSERT_EQ(named.exit_code, 0) << named.output;
+    EXPECT_NE(named.output.find("nimble record: " + dir + "/r0.json (rank 0)"), std::string::npos) << named.output;
+    EXPECT_NE(named.output.find("nimble record: " + dir + "/r1.json (rank 1)"), std::string::npos) << named.output;
+  }
 }
 
 TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {

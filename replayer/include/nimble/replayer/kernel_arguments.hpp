@@ -20,7 +20,8 @@ namespace nimble::replayer {
 // From the `extra` buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, its size from
 // CU_LAUNCH_PARAM_BUFFER_SIZE or else the layout's end), or by copying each kernelParams[i] to
 // its offset in the layout. nullopt when neither is possible: no `extra` buffer and the layout
-// unknown (`layout_known` false), or a parameter pointer missing.
+// unknown (`layout_known` false), an `extra` buffer whose size neither it nor the layout gives,
+// or a parameter pointer missing.
 inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std::vector<deps::ParamLayout>& layout,
                                                                       bool layout_known, void** params,
                                                                       void** extra) {
@@ -28,7 +29,8 @@ inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std:
   for (const deps::ParamLayout& p : layout) end = std::max<std::size_t>(end, std::size_t{p.offset} + p.size);
   if (extra) {
     const void* buffer = nullptr;
-    std::size_t size = end;
+    std::optional<std::size_t> size;
+    if (layout_known) size = end;
     // A malformed list without CU_LAUNCH_PARAM_END stops after 32 pairs.
     for (std::size_t i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
       if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
@@ -38,8 +40,9 @@ inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std:
       }
     }
     if (buffer) {
+      if (!size) return std::nullopt;
       const auto* bytes = static_cast<const std::uint8_t*>(buffer);
-      return std::vector<std::uint8_t>(bytes, bytes + size);
+      return std::vector<std::uint8_t>(bytes, bytes + *size);
     }
   }
   if (!layout_known) return std::nullopt;
