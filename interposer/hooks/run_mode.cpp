@@ -34,6 +34,7 @@ struct RunState {
   replayer::DriverApi api;
   std::unique_ptr<replayer::RunSession> session;
   std::vector<replayer::GraphExecutor*> executors;  // per recording, as the session numbers them
+  std::vector<bool> own_streams;  // per recording: its ops replay on the program's recorded streams
   std::vector<trace::json> setups;                  // per recording: what was built
   std::vector<std::string> refusals;                // recorded iterations that could not be replayed, and why
   bool stepped_aside = false;  // the program launches its own CUDA graphs: nimble run leaves it alone
@@ -89,9 +90,13 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
     const trace::TaskKind kind = trace::kind_of(t);
     if ((kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset) && t.stream) streams.insert(*t.stream);
   }
-  if (streams.size() > 1) {
+  if (streams.size() > 1 && !config().run_multi_stream) {
     return "the iteration used " + std::to_string(streams.size()) + " streams; nimble run replays programs that issue "
-           "their iteration on one stream";
+           "their iteration on one stream (NIMBLE_RUN_MULTI_STREAM=1 tries several, not yet run on a GPU)";
+  }
+  if (streams.size() > 1 && config().run_max_streams > 1) {
+    return "the iteration used " + std::to_string(streams.size()) + " streams; they are replayed on the program's own "
+           "streams, so --max-streams must be 1";
   }
   return "";
 }
@@ -393,10 +398,27 @@ std::string add_recording(RunState& r, trace::Trace trace, const RecordedIterati
   replayer::RecordingSetup setup;
   setup.name = recorded.path;
   setup.plan = replayer::with_program_pointers(std::move(*planned.plan));
+  // One stream: graphs go wherever the program issues the iteration (any stream). Several: each
+  // op replays on the stream it was recorded on, and a segment ends where the stream changes.
+  std::vector<std::size_t> breaks = recorded.event_points;
+  std::set<std::uint64_t> program_streams;
+  for (const replayer::Op& op : setup.plan.ops) {
+    if (op.kind != replayer::OpKind::Nop && op.program_stream) program_streams.insert(op.program_stream);
+  }
+  const bool own_streams = program_streams.size() > 1;
+  std::uint64_t last_stream = 0;
+  for (std::size_t i = 0; i < setup.plan.ops.size(); ++i) {
+    replayer::Op& op = setup.plan.ops[i];
+    if (!own_streams) {
+      op.program_stream = 0;
+    } else if (op.program_stream) {
+      if (last_stream && op.program_stream != last_stream) breaks.push_back(i);
+      last_stream = op.program_stream;
+    }
+  }
   // Host functions are ops that only order (a segment ends there and the program's own call runs
   // then); so are event records and waits, which are not ops: a segment ends where they were.
-  setup.segments =
-      replayer::segments_of(setup.plan, static_cast<std::size_t>(config().run_piece), recorded.event_points);
+  setup.segments = replayer::segments_of(setup.plan, static_cast<std::size_t>(config().run_piece), breaks);
   // One stream keeps the program's order: any argument may change. A schedule over several
   // streams was built from the recorded addresses: they must stay.
   setup.rule = setup.plan.streams > 1 ? replayer::ArgumentRule::SameAddresses : replayer::ArgumentRule::AnyBytes;
@@ -417,10 +439,12 @@ std::string add_recording(RunState& r, trace::Trace trace, const RecordedIterati
   r.session->add(std::move(setup));
   built->set_stream(reinterpret_cast<CUstream>(r.stream));
   r.executors.push_back(built);
+  r.own_streams.push_back(own_streams);
   r.setups.push_back({{"ops", ops},
                       {"segments", segments},
                       {"graphs", built->graphs()},
                       {"streams", streams},
+                      {"program_streams", own_streams ? program_streams.size() : 1},
                       {"arguments", rule == replayer::ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
                       {"piece", config().run_piece},
                       {"variants", config().run_variants}});
@@ -542,6 +566,9 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t s
   try {
     bool deferred = false;
     const std::uint64_t handle = map_stream(stream, variant);
+    if (call) std::visit([&](auto& c) { c.stream = handle; }, *call);
+    const replayer::Recording* active = session.active();
+    const bool own_streams = active && r.own_streams[session.index_of(*active)];
     if (!call) {
       session.on_host_visible_point("issued a task nimble run does not replay");
     } else if (session.awaiting_iteration()) {
@@ -551,7 +578,7 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t s
         for (replayer::GraphExecutor* e : r.executors) e->set_stream(reinterpret_cast<CUstream>(handle));
       }
       deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
-    } else if (handle != r.stream) {
+    } else if (handle != r.stream && !own_streams) {
       session.on_host_visible_point("issued work on another stream");
     } else {
       deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;

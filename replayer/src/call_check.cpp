@@ -1,6 +1,7 @@
 #include "nimble/replayer/call_check.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace nimble::replayer {
@@ -204,6 +205,12 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
   if (op.kind != kind) {
     static const char* const kinds[] = {"kernel launch", "copy", "memset", "nothing"};  // OpKind order
     return mismatch(op, std::string("expected a ") + kinds[static_cast<int>(op.kind)] + ", the program issued a " + what);
+  }
+  if (op.program_stream != 0 && call.stream != op.program_stream) {
+    char text[96];
+    std::snprintf(text, sizeof text, "issued on stream 0x%llx, recorded on 0x%llx",
+                  static_cast<unsigned long long>(call.stream), static_cast<unsigned long long>(op.program_stream));
+    return mismatch(op, text);
   }
   CallCheck result = check(op, call);
   if (!result.matches) return result;

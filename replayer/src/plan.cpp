@@ -298,6 +298,16 @@ PlanResult build_plan(const trace::Trace& trace) {
   Shadows shadows;
   std::map<std::int64_t, std::vector<std::size_t>> users;  // freed allocation -> ops touching it
   int max_stream = 0;
+  // The program's stream handles by index (the trace's top-level "streams").
+  std::vector<std::uint64_t> stream_handles;
+  if (auto list = trace.extra.find("streams"); list != trace.extra.end() && list->is_array()) {
+    for (const trace::json& s : *list) {
+      const auto handle = s.contains("handle") && s["handle"].is_string()
+                              ? trace::parse_hex_address(s["handle"].get<std::string>())
+                              : std::nullopt;
+      stream_handles.push_back(handle.value_or(0));
+    }
+  }
   for (const trace::Task& task : trace.tasks) {
     const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
     Op op;
@@ -358,6 +368,9 @@ PlanResult build_plan(const trace::Trace& trace) {
       }
     }
     max_stream = std::max(max_stream, op.stream);
+    if (task.stream && *task.stream >= 0 && static_cast<std::size_t>(*task.stream) < stream_handles.size()) {
+      op.program_stream = stream_handles[static_cast<std::size_t>(*task.stream)];
+    }
     for (const auto& [id, a] : freed) users[id].push_back(plan.ops.size());
     plan.ops.push_back(std::move(op));
   }

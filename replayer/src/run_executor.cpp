@@ -170,7 +170,9 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     if (changed) ++next;
   }
   const auto launch_start = Clock::now();
-  check(api_, api_.graph_launch(v.exec, stream_), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
+  std::size_t first = seg.begin;  // the segment's stream: its first op that names one
+  while (first + 1 < seg.end && plan_.ops[first].program_stream == 0) ++first;
+  check(api_, api_.graph_launch(v.exec, stream_of(first)), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
                                                       std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");
   const auto end = Clock::now();
   ++stats_.launches;
@@ -178,13 +180,18 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   stats_.launch_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(end - launch_start).count());
 }
 
+CUstream GraphExecutor::stream_of(std::size_t op) const {
+  const std::uint64_t program = plan_.ops[op].program_stream;
+  return program ? reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(program)) : stream_;
+}
+
 void GraphExecutor::issue(std::size_t op, const GpuCall& call) {
   if (const auto* k = std::get_if<KernelCall>(&call)) {
-    replayer_.issue_kernel(op, stream_, k->args);
+    replayer_.issue_kernel(op, stream_of(op), k->args);
   } else if (const auto* m = std::get_if<MemsetCall>(&call)) {
-    replayer_.issue_memset(op, stream_, m->dst, m->value);
+    replayer_.issue_memset(op, stream_of(op), m->dst, m->value);
   } else if (const auto* c = std::get_if<CopyCall>(&call)) {
-    replayer_.issue_copy(op, stream_, c->src, c->dst);  // a device-to-device copy
+    replayer_.issue_copy(op, stream_of(op), c->src, c->dst);  // a device-to-device copy
   }
 }
 

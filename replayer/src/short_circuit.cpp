@@ -41,14 +41,14 @@ GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches) {
   if (op.kind == OpKind::Kernel) {
     const KernelOp& k = op.kernel;
     return KernelCall{k.function, {k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, k.shared_mem,
-                      bytes};
+                      bytes, op.program_stream};
   }
   if (op.kind == OpKind::Memset) {
     const MemsetOp& m = op.memset;
     return MemsetCall{word(kMemsetDestination, 8), static_cast<std::uint32_t>(word(0, 4)), m.element_size, m.width,
-                      m.height, m.pitch};
+                      m.height, m.pitch, op.program_stream};
   }
-  return CopyCall{op.copy.direction, word(kCopySource, 8), word(kCopyDestination, 8), op.copy.bytes};
+  return CopyCall{op.copy.direction, word(kCopySource, 8), word(kCopyDestination, 8), op.copy.bytes, op.program_stream};
 }
 
 ShortCircuit::ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,

@@ -73,9 +73,13 @@ std::vector<std::uint8_t> fake::kernel_args(CUfunction f, void** params, void** 
   return bytes;
 }
 
-void fake::ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args) {
+void fake::ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args, CUstream stream) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto step = [](std::uint64_t h, std::uint8_t byte) { return (h ^ byte) * 0x100000001b3ULL; };
+  const auto handle = reinterpret_cast<std::uintptr_t>(stream);
+  if (handle > 0x2) {  // a created stream
+    for (int b = 0; b < 8; ++b) g_work_digest = step(g_work_digest, static_cast<std::uint8_t>(handle >> (8 * b)));
+  }
   // By name: the kernel's address changes from process to process.
   for (const char* c = reinterpret_cast<FakeKernel*>(f)->mangled; *c; ++c) {
     g_work_digest = step(g_work_digest, static_cast<std::uint8_t>(*c));
@@ -144,9 +148,9 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* offset, size_t* size
 
 // The same work as cuLaunchKernel, reachable without nimble in between (for the overhead test).
 static CUresult direct_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, CUstream, void** params, void** extra) {
+                              unsigned, CUstream s, void** params, void** extra) {
   called("cuLaunchKernel");
-  fake::ran_kernel(f, fake::kernel_args(f, params, extra));
+  fake::ran_kernel(f, fake::kernel_args(f, params, extra), s);
   return CUDA_SUCCESS;
 }
 void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launch); }
@@ -159,7 +163,7 @@ void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launc
     if (capture) {                                                                             \
       fake::captured(s, f, fake::kernel_args(f, params, extra));                               \
     } else {                                                                                   \
-      fake::ran_kernel(f, fake::kernel_args(f, params, extra));                                \
+      fake::ran_kernel(f, fake::kernel_args(f, params, extra), s);                             \
     }                                                                                          \
     return CUDA_SUCCESS;                                                                       \
   }

@@ -30,8 +30,9 @@ bool capturing(CUstream stream);
 std::vector<std::uint8_t> kernel_args(CUfunction f, void** params, void** extra);
 // Kernel work that ran (an eager launch, or a kernel node of a launched graph): its function and
 // argument bytes go into a running digest, so tests can check that nimble run ran exactly the
-// work a plain run does, in the same order.
-void ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args);
+// work a plain run does, in the same order, on the same streams (a created stream's handle goes
+// into the digest; the default streams, null, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD, count as one).
+void ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args, CUstream stream);
 // An op issued on a capturing stream becomes the next node of its graph (`f` null: not a kernel).
 void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args);
 

@@ -97,9 +97,9 @@ CUgraph clone_locked(CUgraph graph) {
   return copy;
 }
 
-void run_nodes(const std::vector<Node>& nodes) {
+void run_nodes(const std::vector<Node>& nodes, CUstream stream) {
   for (const Node& n : nodes) {
-    if (n.function) fake::ran_kernel(n.function, n.args);
+    if (n.function) fake::ran_kernel(n.function, n.args, stream);
     if (n.type == CU_GRAPH_NODE_TYPE_HOST && n.host.fn) n.host.fn(n.host.userData);
     if (n.type == CU_GRAPH_NODE_TYPE_GRAPH) {
       std::vector<Node> inner;
@@ -107,7 +107,7 @@ void run_nodes(const std::vector<Node>& nodes) {
         std::lock_guard<std::mutex> lock(g_mu);
         inner = g_graphs[n.child];
       }
-      run_nodes(inner);
+      run_nodes(inner, stream);
     }
   }
 }
@@ -193,14 +193,14 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long lo
   g_execs[*e] = g_graphs[g];
   return CUDA_SUCCESS;
 }
-CUresult cuGraphLaunch(CUgraphExec e, CUstream) {
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
   fake::called("cuGraphLaunch");
   std::vector<Node> nodes;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     nodes = g_execs[e];
   }
-  run_nodes(nodes);
+  run_nodes(nodes, s);
   return CUDA_SUCCESS;
 }
 CUresult cuGraphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }

@@ -283,6 +283,44 @@ int loop_events(int iterations) {
   return 0;
 }
 
+// A loop over two created streams, ordered by the program's own events (as a side stream or
+// NCCL's stream is): a kernel on s1, s2 waits for it, a kernel and a memset on s2, s1 waits for
+// those, a second kernel on s1, the result copied out on s1 and synchronised. Iteration 1 is
+// bracketed. Prints the work digest (kernels, arguments and streams) and the graph launches.
+int loop_streams(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  CUstream s1 = nullptr, s2 = nullptr;
+  cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+  cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
+  CUevent on_s1 = nullptr, on_s2 = nullptr;
+  cuEventCreate(&on_s1, 0);
+  cuEventCreate(&on_s2, 0);
+  for (int i = 0; i < iterations; ++i) {
+    if (i == 1) cuProfilerStart();
+    int n = 100 + i;
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, s1, scale_args, nullptr);
+    cuEventRecord(on_s1, s1);
+    cuStreamWaitEvent(s2, on_s1, 0);
+    int m = 7 + i;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s2, fill_args, nullptr);
+    cuMemsetD32Async(a, static_cast<unsigned>(i), 16, s2);
+    cuEventRecord(on_s2, s2);
+    cuStreamWaitEvent(s1, on_s2, 0);
+    int k = 3;
+    void* again_args[] = {&a, &b, &k};
+    cuLaunchKernel(scale, 4, 1, 1, 64, 1, 1, 0, s1, again_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, s1);
+    cuStreamSynchronize(s1);
+    if (i == 1) cuProfilerStop();
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // A program as people write it, with nothing bracketed: a set-up that repeats its own short
 // pattern (each parameter initialised by a kernel, uploaded and synchronised, as timm and
 // transformers models are built), then `epochs` of `steps` training steps and `evals` eval steps
@@ -572,6 +610,7 @@ int main(int argc, char** argv) {
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "loop-events") return loop_events(8);
+  if (mode == "loop-streams") return loop_streams(8);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);

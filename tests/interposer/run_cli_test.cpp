@@ -194,6 +194,32 @@ TEST(RunCommand, PoolTensorsAreReplayedAndFreedOnlyAfterTheWorkThatUsesThem) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("pool").output));
 }
 
+// NIMBLE_RUN_MULTI_STREAM=1: an iteration over two streams ordered by the program's own events
+// is replayed, each stream's stretch as a graph on that stream (the fake driver's digest counts
+// the stream every kernel ran on), and the program's event records and waits run in place. Off
+// (the default), the iteration is refused and the program runs as it is.
+TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
+  const std::string dir = temp_dir();
+  const std::string plain = work_of(plain_run("loop-streams").output);
+  const RunResult r = nimble_run(dir + "/s.json", "loop-streams", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/s.run.json");
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2) << r.output;
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  EXPECT_EQ(summary["setup"].value("program_streams", 0), 2) << summary.dump(2);
+  const auto c = counts(r.output);
+  ASSERT_FALSE(c.empty()) << r.output;
+  EXPECT_EQ(c.at("kernels_run"), 6) << r.output;       // iterations 0 and 1 only
+  EXPECT_EQ(c.at("graph_launches"), 18) << r.output;   // s1, s2, s1 in each replayed iteration
+  EXPECT_EQ(work_of(r.output), plain) << r.output;
+
+  const RunResult off = nimble_run(dir + "/off.json", "loop-streams");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_NE(off.output.find("the iteration used 2 streams"), std::string::npos) << off.output;
+  EXPECT_EQ(counts(off.output).at("graph_launches"), 0) << off.output;
+  EXPECT_EQ(work_of(off.output), plain) << off.output;
+}
+
 // A program of two ranks (as torchrun starts them: RANK and WORLD_SIZE set, one process each)
 // under one `nimble run -o`: each rank writes its own trace and summary, and nimble prints a line
 // per rank. `nimble record` does the same with traces.

@@ -223,6 +223,22 @@ TEST_F(CallCheckTest, MatcherFollowsTheIterationSkippingSyncs) {
   EXPECT_TRUE(matcher.patches()[0].empty());
 }
 
+TEST_F(CallCheckTest, AnOpThatNamesItsProgramStreamMatchesOnlyACallOnThatStream) {
+  ReplayPlan plan = plan_;
+  plan.ops[0].program_stream = 0x5000;  // a recording over several streams names each op's
+  IterationMatcher matcher(plan, on_device);
+  KernelCall kernel = recorded_kernel();
+  kernel.stream = 0x6000;
+  const CallCheck other = matcher.next(kernel);
+  EXPECT_FALSE(other.matches);
+  EXPECT_NE(other.mismatch.find("issued on stream 0x6000, recorded on 0x5000"), std::string::npos) << other.mismatch;
+  EXPECT_EQ(matcher.position(), 0u);
+  kernel.stream = 0x5000;
+  EXPECT_TRUE(matcher.next(kernel).matches);
+  // An op that names no stream (a one-stream recording) takes a call on any stream.
+  EXPECT_TRUE(matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256, 0x7000}).matches);
+}
+
 TEST_F(CallCheckTest, MatcherStopsAtTheFirstCallOfAnotherKindAndStaysThere) {
   IterationMatcher matcher(plan_, on_device);
   const CallCheck c = matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256});

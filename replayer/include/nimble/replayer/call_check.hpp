@@ -23,11 +23,13 @@ struct KernelCall {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_mem = 0;
   std::vector<std::uint8_t> args;    // the argument buffer, laid out like the recorded one
+  std::uint64_t stream = 0;          // as Op::program_stream names it (0: not checked)
 };
 
 struct CopyCall {
   CopyDirection direction = CopyDirection::DtoD;
   std::uint64_t src = 0, dst = 0, bytes = 0;
+  std::uint64_t stream = 0;
 };
 
 struct MemsetCall {
@@ -35,6 +37,7 @@ struct MemsetCall {
   std::uint32_t value = 0;
   unsigned element_size = 1;
   std::uint64_t width = 0, height = 1, pitch = 0;
+  std::uint64_t stream = 0;
 };
 
 // Bytes of a kernel's argument buffer that differ from the recording and are to be written into
@@ -81,7 +84,8 @@ CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule
 CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
 
 // Walks the recorded ops in order as the program issues its calls. Ops that launch nothing
-// (host syncs) are passed over. After a mismatch the matcher stays where it was; the
+// (host syncs) are passed over. An op that names its program stream matches only a call on that
+// stream (a recording over several streams replays each op on the program's stream). After a mismatch the matcher stays where it was; the
 // caller falls back, then reset()s when the recorded iteration starts again.
 class IterationMatcher {
  public:

@@ -74,6 +74,9 @@ struct Op {
   CopyOp copy;
   MemsetOp memset;
   int stream = 0;                     // schedule stream (0 when the trace is unscheduled)
+  // The stream the program issued it on, as the recorder names handles (deps::StreamHandle:
+  // 0x1 legacy, 0x2 per-thread default, else the CUstream); 0 when the trace does not say.
+  std::uint64_t program_stream = 0;
   std::vector<std::size_t> waits;     // ops on other streams to wait for (schedule waits)
   std::vector<std::size_t> deps;      // reduced dependency edges, as op indices
   // The library call (cuDNN, cuBLAS) that issued it, when the recorder saw one: its number in the

@@ -26,7 +26,9 @@ class GraphExecutor : public Executor {
   GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments, Backend backend,
                 std::size_t max_variants = 1);
 
-  // The stream graphs are launched on: the stream the program issued the iteration on.
+  // The stream graphs are launched on: the stream the program issued the iteration on. A plan
+  // whose ops name their program streams (a multi-stream recording; its segments each lie on
+  // one stream) launches each segment, and issues each op, on that stream instead.
   void set_stream(CUstream stream) { stream_ = stream; }
 
   void launch_segment(std::size_t segment, const IterationMatcher& matched) override;
@@ -63,6 +65,7 @@ class GraphExecutor : public Executor {
   void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
   void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   void write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
+  CUstream stream_of(std::size_t op) const;
 
   const DriverApi& api_;
   const ReplayPlan& plan_;
