@@ -406,6 +406,12 @@ std::string add_recording(RunState& r, trace::Trace trace, const RecordedIterati
     if (op.kind != replayer::OpKind::Nop && op.program_stream) program_streams.insert(op.program_stream);
   }
   const bool own_streams = program_streams.size() > 1;
+  // CU_STREAM_PER_THREAD names another stream on each thread: a graph launched on it from
+  // whichever thread issued a segment's last call could land on the wrong one.
+  if (own_streams && program_streams.count(deps::kPerThreadStream)) {
+    return "the iteration used " + std::to_string(program_streams.size()) + " streams, one of them a per-thread "
+           "default stream, which nimble run does not replay across streams";
+  }
   std::uint64_t last_stream = 0;
   for (std::size_t i = 0; i < setup.plan.ops.size(); ++i) {
     replayer::Op& op = setup.plan.ops[i];

@@ -287,11 +287,13 @@ int loop_events(int iterations) {
 // NCCL's stream is): a kernel on s1, s2 waits for it, a kernel and a memset on s2, s1 waits for
 // those, a second kernel on s1, the result copied out on s1 and synchronised. Iteration 1 is
 // bracketed. Prints the work digest (kernels, arguments and streams) and the graph launches.
-int loop_streams(int iterations) {
+// With `per_thread`, s1 is the per-thread default stream.
+int loop_streams(int iterations, bool per_thread) {
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   CUstream s1 = nullptr, s2 = nullptr;
-  cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+  if (per_thread) s1 = CU_STREAM_PER_THREAD;
+  else cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
   cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
   CUevent on_s1 = nullptr, on_s2 = nullptr;
   cuEventCreate(&on_s1, 0);
@@ -610,7 +612,8 @@ int main(int argc, char** argv) {
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "loop-events") return loop_events(8);
-  if (mode == "loop-streams") return loop_streams(8);
+  if (mode == "loop-streams") return loop_streams(8, false);
+  if (mode == "loop-streams-per-thread") return loop_streams(8, true);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);

@@ -218,6 +218,13 @@ TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
   EXPECT_NE(off.output.find("the iteration used 2 streams"), std::string::npos) << off.output;
   EXPECT_EQ(counts(off.output).at("graph_launches"), 0) << off.output;
   EXPECT_EQ(work_of(off.output), plain) << off.output;
+
+  // The per-thread default stream is another stream on every thread: not replayed across streams.
+  const RunResult pt = nimble_run(dir + "/pt.json", "loop-streams-per-thread", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  ASSERT_EQ(pt.exit_code, 0) << pt.output;
+  EXPECT_NE(pt.output.find("one of them a per-thread default stream"), std::string::npos) << pt.output;
+  EXPECT_EQ(counts(pt.output).at("graph_launches"), 0) << pt.output;
+  EXPECT_EQ(work_of(pt.output), work_of(plain_run("loop-streams-per-thread").output)) << pt.output;
 }
 
 // A program of two ranks (as torchrun starts them: RANK and WORLD_SIZE set, one process each)
