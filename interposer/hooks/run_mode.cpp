@@ -267,7 +267,7 @@ void write_summary() {
     }
     return;
   }
-  std::size_t segments = 0, deferred = 0, host_copies = 0, false_starts = 0;
+  std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, false_starts = 0;
   std::map<std::string, std::size_t> reasons;
   trace::json recordings = trace::json::array();
   for (std::size_t i = 0; i < session.recordings().size(); ++i) {
@@ -275,6 +275,7 @@ void write_summary() {
     segments += s.segments_launched;
     deferred += s.calls_deferred;
     host_copies += s.host_copies;
+    collectives += s.collectives;
     false_starts += s.false_starts;
     for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
     recordings.push_back(recording_json(r, i));
@@ -289,6 +290,7 @@ void write_summary() {
                          {"segments_launched", segments},
                          {"calls_deferred", deferred},
                          {"host_copies_run_in_place", host_copies},
+                         {"collectives_run_in_place", collectives},
                          {"false_starts", false_starts},
                          {"frees_held_back", session.frees_held()},
                          {"graphs", graph_stats(*r.executors[main_index], main->plan)},

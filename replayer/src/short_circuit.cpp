@@ -8,6 +8,11 @@
 
 namespace nimble::replayer {
 
+bool runs_in_program(const Op& op) {
+  if (op.kind == OpKind::Copy) return op.copy.direction != CopyDirection::DtoD;
+  return op.kind == OpKind::Kernel && (op.name.rfind("ncclDevKernel", 0) == 0 || op.name.rfind("ncclKernel", 0) == 0);
+}
+
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, const std::vector<std::size_t>& breaks) {
   std::vector<Segment> segments;
   std::size_t begin = 0;
@@ -19,7 +24,7 @@ std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, co
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     if (break_at.count(i)) close(i);
     const Op& op = plan.ops[i];
-    if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
+    if (runs_in_program(op)) {
       close(i);
       segments.push_back({i, i + 1, true});
       begin = i + 1;
@@ -94,10 +99,10 @@ Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   Action action = Action::Deferred;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
       segments_[next_segment_].begin == op) {
-    // A host copy: everything before it is on the GPU (its segment launched when its last call
-    // matched), so the program's own call runs now, in order.
+    // A host copy or a collective: everything before it is on the GPU (its segment launched when
+    // its last call matched), so the program's own call runs now, in order.
     action = Action::Run;
-    ++summary_.host_copies;
+    ++(plan_.ops[op].kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
   } else {
     deferred_.push_back({op, std::move(call)});
     ++summary_.calls_deferred;

@@ -36,6 +36,7 @@ struct FakeKernel {
 FakeKernel g_scale{"_Z5scalePKfPfi", {{0, 8}, {8, 8}, {16, 4}}};
 FakeKernel g_fill{"_Z4fillPfi", {{0, 8}, {8, 4}}};
 FakeKernel g_noargs{"noargs_kernel", {}};
+FakeKernel g_collective{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", {{0, 8}}};  // as NCCL names its kernels
 
 }  // namespace
 
@@ -122,6 +123,7 @@ int fake_driver_count(const char* name) {
 CUfunction fake_driver_function(const char* which) {
   if (std::strcmp(which, "scale") == 0) return reinterpret_cast<CUfunction>(&g_scale);
   if (std::strcmp(which, "fill") == 0) return reinterpret_cast<CUfunction>(&g_fill);
+  if (std::strcmp(which, "collective") == 0) return reinterpret_cast<CUfunction>(&g_collective);
   return reinterpret_cast<CUfunction>(&g_noargs);
 }
 
@@ -160,6 +162,7 @@ void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launc
                 CUstream s, void** params, void** extra) {                                     \
     const bool capture = s && fake::capturing(s);                                              \
     called(capture ? "captured" : #name);                                                      \
+    if (!capture && f == reinterpret_cast<CUfunction>(&g_collective)) called("collective_run");   \
     if (capture) {                                                                             \
       fake::captured(s, f, fake::kernel_args(f, params, extra));                               \
     } else {                                                                                   \

@@ -287,8 +287,10 @@ int loop_events(int iterations) {
 // NCCL's stream is): a kernel on s1, s2 waits for it, a kernel and a memset on s2, s1 waits for
 // those, a second kernel on s1, the result copied out on s1 and synchronised. Iteration 1 is
 // bracketed. Prints the work digest (kernels, arguments and streams) and the graph launches.
-// With `per_thread`, s1 is the per-thread default stream.
-int loop_streams(int iterations, bool per_thread) {
+// With `per_thread`, s1 is the per-thread default stream; with `collective`, s2's kernel is an
+// NCCL-named all-reduce kernel.
+int loop_streams(int iterations, bool per_thread, bool collective = false) {
+  const CUfunction reduce = fake_driver_function("collective");
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   CUstream s1 = nullptr, s2 = nullptr;
@@ -308,6 +310,8 @@ int loop_streams(int iterations, bool per_thread) {
     int m = 7 + i;
     void* fill_args[] = {&b, &m};
     cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s2, fill_args, nullptr);
+    void* reduce_args[] = {&b};
+    if (collective) cuLaunchKernel(reduce, 1, 1, 1, 64, 1, 1, 0, s2, reduce_args, nullptr);
     cuMemsetD32Async(a, static_cast<unsigned>(i), 16, s2);
     cuEventRecord(on_s2, s2);
     cuStreamWaitEvent(s1, on_s2, 0);
@@ -319,7 +323,8 @@ int loop_streams(int iterations, bool per_thread) {
     if (i == 1) cuProfilerStop();
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
-  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("kernels_run=%d graph_launches=%d collectives_run=%d\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), fake_driver_count("collective_run"));
   return 0;
 }
 
@@ -614,6 +619,7 @@ int main(int argc, char** argv) {
   if (mode == "loop-events") return loop_events(8);
   if (mode == "loop-streams") return loop_streams(8, false);
   if (mode == "loop-streams-per-thread") return loop_streams(8, true);
+  if (mode == "loop-collective") return loop_streams(8, false, true);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);

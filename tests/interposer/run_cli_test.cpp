@@ -227,6 +227,24 @@ TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
   EXPECT_EQ(work_of(pt.output), work_of(plain_run("loop-streams-per-thread").output)) << pt.output;
 }
 
+// A collective (an NCCL-named kernel) inside a replayed iteration is always the program's own
+// call, between graphs: every rank issues its collectives itself, in its order, whether it
+// replays or falls back, so ranks cannot disagree about a collective (no deadlock).
+TEST(RunCommand, CollectivesAreAlwaysTheProgramsOwnCallsBetweenGraphs) {
+  const std::string dir = temp_dir();
+  const RunResult r = nimble_run(dir + "/c.json", "loop-collective", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/c.run.json");
+  EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2) << r.output;
+  EXPECT_EQ(summary.value("collectives_run_in_place", 0), 6) << summary.dump(2);
+  const auto c = counts(r.output);
+  ASSERT_FALSE(c.empty()) << r.output;
+  EXPECT_EQ(c.at("collectives_run"), 8) << r.output;  // every iteration's, replayed or not, by the program
+  // s1; s2's fill; (the collective, by the program); s2's memset; s1: four graphs per iteration.
+  EXPECT_EQ(c.at("graph_launches"), 24) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("loop-collective").output)) << r.output;
+}
+
 // A program of two ranks (as torchrun starts them: RANK and WORLD_SIZE set, one process each)
 // under one `nimble run -o`: each rank writes its own trace and summary, and nimble prints a line
 // per rank. `nimble record` does the same with traces.

@@ -83,6 +83,21 @@ TEST_F(ShortCircuitTest, SegmentsAreCutAroundHostCopiesAndAtSyncs) {
   EXPECT_EQ(pieces[1].end, 4u);
 }
 
+TEST_F(ShortCircuitTest, ACollectiveKernelIsASegmentTheProgramRuns) {
+  ReplayPlan plan = device_only_;
+  plan.ops[0].name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  EXPECT_TRUE(runs_in_program(plan.ops[0]));
+  plan.ops[0].name = "ncclKernel_AllGather_RING_LL_Sum_int8_t";  // NCCL before 2.19
+  EXPECT_TRUE(runs_in_program(plan.ops[0]));
+  const auto s = segments_of(plan);
+  ASSERT_GE(s.size(), 2u);
+  EXPECT_TRUE(s[0].program_runs);
+  EXPECT_EQ(s[0].end, 1u);
+  EXPECT_FALSE(s[1].program_runs);
+  plan.ops[0].name = "my_nccl_like_kernel";  // only NCCL's own names
+  EXPECT_FALSE(runs_in_program(plan.ops[0]));
+}
+
 TEST_F(ShortCircuitTest, DeferredCallsAreLaunchedWhenTheirSegmentHasMatched) {
   ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   EXPECT_EQ(sc.on_call(kernel(1234)), Action::Deferred);

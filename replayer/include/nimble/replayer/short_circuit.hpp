@@ -38,8 +38,15 @@ GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches);
 // the GPU when it does).
 struct Segment {
   std::size_t begin = 0, end = 0;
-  bool program_runs = false;  // a host copy: matched, then run by the program's own call
+  bool program_runs = false;  // a host copy or a collective: matched, then run by the program's own call
 };
+
+// Ops the program always runs itself, once everything before them is on the GPU: copies between
+// the host and the device (their host end is this iteration's memory), and collectives (NCCL's
+// kernels, ncclDevKernel_* / ncclKernel_*), so that every rank issues its collectives itself, in
+// its own order, whether it replays or falls back: no rank can wait for a collective another rank
+// left inside a graph it did not launch.
+bool runs_in_program(const Op& op);
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0,
                                  const std::vector<std::size_t>& breaks = {});
 
@@ -65,6 +72,7 @@ struct ShortCircuitSummary {
   std::size_t segments_launched = 0;
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
+  std::size_t collectives = 0;    // matched collective kernels, run by the program
   // A call matched the recording's first op and is still held back, the next did not match:
   // the same call also occurs elsewhere in the program. Not counted among the fall-backs.
   std::size_t false_starts = 0;
