@@ -4,7 +4,6 @@
 // program's own iteration time. The results are written to TRACE.bench.json.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "commands.hpp"
@@ -54,9 +53,8 @@ void add_bench_command(CLI::App& app) {
       const std::string path = replayer::default_bench_path(p.path);
       std::cout << "nimble bench: " << p.path << rank_note(p) << " (program exited with " << status << ")\n"
                 << summarize_recording(p.trace);
-      std::ifstream in(written_with(path, p) ? path : std::string());
-      trace::json bench = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
-      if (!in || bench.is_discarded() || !bench.is_object()) {
+      const trace::json bench = results_written_with(path, p);
+      if (!bench.is_object()) {
         std::cerr << "nimble bench: no results in " << path << ": the program wrote a trace but did not "
                   << "replay it (the recording window was still open at exit, or the program died)\n";
         if (status == 0) exit_code() = kExitBadInput;

@@ -9,12 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <regex>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "commands.hpp"
@@ -308,7 +309,7 @@ namespace {
 struct OutputFile {
   std::string path;
   std::string who;      // "", "rank R" or "process P"
-  long order = -1;      // the rank or pid, to list them in order
+  long order = -1;      // the rank or pid, to list them in order (the -o file itself first)
 };
 
 std::string regex_escaped(const std::string& text) {
@@ -354,8 +355,7 @@ std::vector<OutputFile> output_files(const std::string& output) {
     const long number = std::stol(m[1].str());
     out.push_back({(parent / file).string(), first + " " + std::to_string(number), number});
   }
-  std::sort(out.begin() + (out.empty() || !out.front().who.empty() ? 0 : 1), out.end(),
-            [](const OutputFile& a, const OutputFile& b) { return a.order < b.order; });
+  std::sort(out.begin(), out.end(), [](const OutputFile& a, const OutputFile& b) { return a.order < b.order; });
   return out;
 }
 
@@ -365,10 +365,13 @@ std::string rank_note(const RecordedProcess& process) {
   return process.who.empty() ? "" : " (" + process.who + ")";
 }
 
-bool written_with(const std::string& file, const RecordedProcess& process) {
+trace::json results_written_with(const std::string& file, const RecordedProcess& process) {
   std::error_code a, b;
   const auto results = fs::last_write_time(file, a), trace = fs::last_write_time(process.path, b);
-  return !a && !b && results >= trace;
+  if (a || b || results < trace) return nullptr;  // none, or an earlier run's
+  std::ifstream in(file);
+  trace::json json = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return in && json.is_object() ? json : trace::json(nullptr);
 }
 
 std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb) {

@@ -58,9 +58,10 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
 // "" for a single process, " (rank R)" / " (process P)" for one of several.
 std::string rank_note(const RecordedProcess& process);
 
-// Whether `file` (results written beside the trace at exit: TRACE.run.json, TRACE.bench.json) was
-// written by this run of the process, not left by an earlier one.
-bool written_with(const std::string& file, const RecordedProcess& process);
+// The JSON object in `file` (results written beside the trace at exit: TRACE.run.json,
+// TRACE.bench.json) when this run of the process wrote it; null when it is missing, not an object,
+// or left by an earlier run.
+trace::json results_written_with(const std::string& file, const RecordedProcess& process);
 
 // build/lib/libnimble.so for build/bin/nimble: ../lib/libnimble.so beside the executable.
 std::string preload_library_path();

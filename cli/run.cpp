@@ -4,7 +4,6 @@
 // (docs/replay.md, "nimble run"). Anything that does not match runs as the program issued it.
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "commands.hpp"
@@ -70,17 +69,16 @@ void add_run_command(CLI::App& app) {
     for (const RecordedProcess& p : record_program(*options, "nimble run")) {
       const int status = p.status;
       const std::string path = replayer::beside_trace(p.path, "run");
-      std::ifstream in(written_with(path, p) ? path : std::string());
-      trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
-      if (!in || summary.is_discarded() || !summary.is_object()) {
+      const trace::json summary = results_written_with(path, p);
+      if (!summary.is_object()) {
         std::cerr << "nimble run" << rank_note(p) << ": the program was recorded (" << p.path
                   << ") but nothing was replayed: see the \"nimble run:\" lines above for why (exit status " << status
                   << ")\n";
         continue;
       }
-      const trace::json& why = summary["nothing_replayed_because"];
+      const trace::json why = summary.value("nothing_replayed_because", trace::json());
       std::cout << "nimble run" << rank_note(p) << ": " << summary.value("iterations_replayed", 0)
-                << " iteration(s) replayed, " << summary["fallbacks"].size() << " kind(s) of fall-back; trace " << p.path
+                << " iteration(s) replayed, " << summary.value("fallbacks", trace::json::array()).size() << " kind(s) of fall-back; trace " << p.path
                 << ", summary " << path << " (program exited with " << status << ")\n";
       if (why.is_string()) std::cout << "nimble run" << rank_note(p) << ": nothing was replayed: " << why.get<std::string>() << "\n";
     }

@@ -250,23 +250,9 @@ void write_summary() {
   RunState& r = *run_state();
   const replayer::RunSession& session = *r.session;
   std::size_t main_index = 0;
+  // No recording at all when every recorded iteration was refused (or the program's own graphs):
+  // the summary then has the counts (zero) and why, without a main recording's setup and graphs.
   const replayer::Recording* main = main_recording(session, &main_index);
-  if (!main) {
-    // Nothing was ever replayable (refused, or the program's own graphs): the summary says why.
-    const trace::json none = {{"format", "nimble-run"},
-                              {"version", 1},
-                              {"trace", trace_output_path()},
-                              {"iterations_replayed", 0},
-                              {"fallbacks", trace::json::array()},
-                              {"recordings", trace::json::array()},
-                              {"refused", r.refusals},
-                              {"calls_seen", session.calls_seen()},
-                              {"nothing_replayed_because", nothing_replayed_because(r)}};
-    if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(none) + "\n")) {
-      say("could not write " + r.summary_path + ": " + *error);
-    }
-    return;
-  }
   std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, false_starts = 0;
   std::map<std::string, std::size_t> reasons;
   trace::json recordings = trace::json::array();
@@ -285,7 +271,6 @@ void write_summary() {
   trace::json summary = {{"format", "nimble-run"},
                          {"version", 1},
                          {"trace", trace_output_path()},
-                         {"setup", r.setups[main_index]},
                          {"iterations_replayed", session.iterations_replayed()},
                          {"segments_launched", segments},
                          {"calls_deferred", deferred},
@@ -293,14 +278,17 @@ void write_summary() {
                          {"collectives_run_in_place", collectives},
                          {"false_starts", false_starts},
                          {"frees_held_back", session.frees_held()},
-                         {"graphs", graph_stats(*r.executors[main_index], main->plan)},
                          {"fallbacks", fallbacks},
                          {"recordings", recordings},
                          {"refused", r.refusals},
                          {"calls_seen", session.calls_seen()}};
   if (const std::string why = nothing_replayed_because(r); !why.empty()) summary["nothing_replayed_because"] = why;
-  if (session.options().compare_block > 0 && main->comparison) summary["compare"] = comparison_json(*main->comparison);
-  if (main->memo) summary["library"] = library_json(*main->memo);
+  if (main) {
+    summary["setup"] = r.setups[main_index];
+    summary["graphs"] = graph_stats(*r.executors[main_index], main->plan);
+    if (session.options().compare_block > 0 && main->comparison) summary["compare"] = comparison_json(*main->comparison);
+    if (main->memo) summary["library"] = library_json(*main->memo);
+  }
   if (auto error = trace::write_file_atomically(r.summary_path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + r.summary_path + ": " + *error);
   }
