@@ -25,9 +25,9 @@ void add_run_command(CLI::App& app) {
   cmd->footer(
       "Example: nimble run -- python infer.py\n"
       "Each later iteration is checked call by call against the recorded one: the same kernels and\n"
-      "launch shapes, in the same order, on one stream (" + settings::assignment(settings::run_multi_stream, "1") +
-      ": several,\n"
-      "each on its recorded stream). Matching calls are not run; each stretch\n"
+      "launch shapes, in the same order, each on its recorded stream (" +
+      settings::assignment(settings::run_multi_stream, "0") + ": one stream only).\n"
+      "Matching calls are not run; each stretch\n"
       "between host-visible points is launched as one graph (in pieces of --piece ops) with this\n"
       "iteration's arguments (seeds, counters, moved buffers) and memset values written in.\n"
       "Copies to and from the host run in place, with the program's own host memory. On any\n"

@@ -92,7 +92,7 @@ std::string why_not(const trace::Trace& trace, const replayer::PlanResult& plann
   }
   if (streams.size() > 1 && !config().run_multi_stream) {
     return "the iteration used " + std::to_string(streams.size()) + " streams; nimble run replays programs that issue "
-           "their iteration on one stream (NIMBLE_RUN_MULTI_STREAM=1 tries several, not yet run on a GPU)";
+           "their iteration on one stream when NIMBLE_RUN_MULTI_STREAM=0 (1, the default, replays several)";
   }
   if (streams.size() > 1 && config().run_max_streams > 1) {
     return "the iteration used " + std::to_string(streams.size()) + " streams; they are replayed on the program's own "

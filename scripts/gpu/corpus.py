@@ -43,9 +43,9 @@ CORPUS = [
     ("jax_flax_train", ["jax_flax_train.py"], 60, {"XLA_FLAGS": "--xla_gpu_autotune_level=0",
                                                    "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
     ("cupy_loop", ["cupy_loop.py"], 80, {}, ("default",)),
-    # Several streams (#14): replayed only with NIMBLE_RUN_MULTI_STREAM=1 (not yet run on a GPU).
-    ("side_streams", ["side_streams.py"], 60, {"NIMBLE_RUN_MULTI_STREAM": "1"}, ("deterministic",)),
-    ("ddp_one_rank", ["ddp_one_rank.py"], 60, {"NIMBLE_RUN_MULTI_STREAM": "1"}, ("deterministic",)),
+    # Several streams (#14): a prefetching copy stream and an EMA stream; DDP with one rank.
+    ("side_streams", ["side_streams.py"], 60, {}, ("deterministic",)),
+    ("ddp_one_rank", ["ddp_one_rank.py"], 60, {}, ("deterministic",)),
 ]
 
 

@@ -194,14 +194,14 @@ TEST(RunCommand, PoolTensorsAreReplayedAndFreedOnlyAfterTheWorkThatUsesThem) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("pool").output));
 }
 
-// NIMBLE_RUN_MULTI_STREAM=1: an iteration over two streams ordered by the program's own events
-// is replayed, each stream's stretch as a graph on that stream (the fake driver's digest counts
-// the stream every kernel ran on), and the program's event records and waits run in place. Off
-// (the default), the iteration is refused and the program runs as it is.
+// By default an iteration over two streams ordered by the program's own events is replayed, each
+// stream's stretch as a graph on that stream (the fake driver's digest counts the stream every
+// kernel ran on), and the program's event records and waits run in place. With
+// NIMBLE_RUN_MULTI_STREAM=0 the iteration is refused and the program runs as it is.
 TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
   const std::string dir = temp_dir();
   const std::string plain = work_of(plain_run("loop-streams").output);
-  const RunResult r = nimble_run(dir + "/s.json", "loop-streams", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  const RunResult r = nimble_run(dir + "/s.json", "loop-streams");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/s.run.json");
   EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2) << r.output;
@@ -213,14 +213,14 @@ TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
   EXPECT_EQ(c.at("graph_launches"), 18) << r.output;   // s1, s2, s1 in each replayed iteration
   EXPECT_EQ(work_of(r.output), plain) << r.output;
 
-  const RunResult off = nimble_run(dir + "/off.json", "loop-streams");
+  const RunResult off = nimble_run(dir + "/off.json", "loop-streams", true, {"NIMBLE_RUN_MULTI_STREAM=0"});
   ASSERT_EQ(off.exit_code, 0) << off.output;
   EXPECT_NE(off.output.find("the iteration used 2 streams"), std::string::npos) << off.output;
   EXPECT_EQ(counts(off.output).at("graph_launches"), 0) << off.output;
   EXPECT_EQ(work_of(off.output), plain) << off.output;
 
   // The per-thread default stream is another stream on every thread: not replayed across streams.
-  const RunResult pt = nimble_run(dir + "/pt.json", "loop-streams-per-thread", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  const RunResult pt = nimble_run(dir + "/pt.json", "loop-streams-per-thread");
   ASSERT_EQ(pt.exit_code, 0) << pt.output;
   EXPECT_NE(pt.output.find("one of them a per-thread default stream"), std::string::npos) << pt.output;
   EXPECT_EQ(counts(pt.output).at("graph_launches"), 0) << pt.output;
@@ -232,7 +232,7 @@ TEST(RunCommand, AnIterationOverTwoStreamsReplaysEachStretchOnItsOwnStream) {
 // replays or falls back, so ranks cannot disagree about a collective (no deadlock).
 TEST(RunCommand, CollectivesAreAlwaysTheProgramsOwnCallsBetweenGraphs) {
   const std::string dir = temp_dir();
-  const RunResult r = nimble_run(dir + "/c.json", "loop-collective", true, {"NIMBLE_RUN_MULTI_STREAM=1"});
+  const RunResult r = nimble_run(dir + "/c.json", "loop-collective");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/c.run.json");
   EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2) << r.output;
@@ -315,12 +315,15 @@ TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
       << r.output;
 }
 
-// nimble run on the probe (its iteration uses three streams): recorded and scheduled, then replay
-// is refused with the reason, and the program runs to its end as it is.
+// nimble run on the probe (its iteration uses three streams) with several streams turned off:
+// recorded and scheduled, then replay is refused with the reason, and the program runs to its
+// end as it is.
 TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsItIs) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/trace.json";
-  const RunResult r = run_with_env(fake_driver_env(false), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+  std::vector<std::string> env = fake_driver_env(false);
+  env.push_back("NIMBLE_RUN_MULTI_STREAM=0");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
                                                        "--iteration", "1", "-o", out, "--", probe_path(), "record"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::filesystem::exists(out));

@@ -14,6 +14,9 @@ import os
 import time
 
 STEPS = int(os.environ.get("STEPS", "60"))
+# "A:B" brackets steps A..B-1 with cuProfilerStart/Stop, so `nimble record` (its default capture
+# range) records exactly those steps, for looking at what a program issues per step.
+PROFILE_STEPS = os.environ.get("CORPUS_PROFILE_STEPS", "")
 MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
 
 _digests = []
@@ -46,7 +49,20 @@ def _bytes(x):
         return repr(x).encode()
 
 
+def _profiler(call):
+    import ctypes
+    getattr(ctypes.CDLL("libcuda.so.1"), call)()
+
+
+def step_begins(i):
+    """Called before step i's work by the programs that support CORPUS_PROFILE_STEPS."""
+    if PROFILE_STEPS and i == int(PROFILE_STEPS.split(":")[0]):
+        _profiler("cuProfilerStart")
+
+
 def step_done(i, *results):
+    if PROFILE_STEPS and i + 1 == int(PROFILE_STEPS.split(":")[1]):
+        _profiler("cuProfilerStop")
     h = hashlib.sha256()
     for r in results:
         h.update(_bytes(r))

@@ -1,6 +1,6 @@
 """A flax CNN trained with optax under jit, XLA's defaults (command buffers, autotuning)."""
 import os
-from corpus_common import STEPS, step_done, mark_loop_start
+from corpus_common import STEPS, step_begins, step_done, mark_loop_start
 import jax
 import jax.numpy as jnp
 import flax.linen as nn
@@ -38,6 +38,7 @@ def train_step(params, opt_state, x, y):
 
 mark_loop_start()
 for i in range(STEPS):
+    step_begins(i)
     key, kx, ky = jax.random.split(key, 3)
     x = jax.random.normal(kx, (32, 32, 32, 3))
     y = jax.random.randint(ky, (32,), 0, 10)
