@@ -63,6 +63,8 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
   if (result.error.empty()) {
     const replayer::PlanResult planned = replayer::build_plan(trace);
     for (const std::string& p : planned.problems) problems.push_back(p);
+    const std::vector<std::string> refusals = planned.plan ? replayer::bench_refusals(*planned.plan) : std::vector<std::string>{};
+    for (const std::string& p : refusals) problems.push_back(p);
     replayer::DriverApi api;
     std::string missing;
     if (planned.plan) {
@@ -74,6 +76,9 @@ json run(trace::Trace& trace, std::optional<double> framework_ms) {
     if (!planned.plan) {
       result.error = "the recorded iteration cannot be replayed safely (" + std::to_string(problems.size()) +
                      " problem(s), listed under \"problems\"); first: " + planned.problems.front();
+    } else if (!refusals.empty()) {
+      result.error = "the recorded iteration holds " + std::to_string(refusals.size()) + " collective(s) (listed under "
+                     "\"problems\"); first: " + refusals.front();
     } else if (!replayer::load_driver_api(&driver_function, api, &missing)) {
       result.error = "the driver lacks " + missing;
     } else {

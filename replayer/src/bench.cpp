@@ -66,6 +66,18 @@ double percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
+std::vector<std::string> bench_refusals(const ReplayPlan& plan) {
+  std::vector<std::string> refusals;
+  for (const Op& op : plan.ops) {
+    if (!is_collective(op)) continue;
+    refusals.push_back(describe_op(op) + ": an NCCL collective; replayed on its own it would wait for ranks that are "
+                       "not replaying, with a work descriptor NCCL has reused since. Bench a stretch without "
+                       "collectives (bracket the forward and backward with cudaProfilerStart/Stop or an NVTX range "
+                       "and use --capture-range), or use nimble run, which leaves collectives to the program");
+  }
+  return refusals;
+}
+
 BenchResult run_bench(const DriverApi& api, const ReplayPlan& plan, const BenchOptions& options) {
   BenchResult result;
   auto step = [&](const std::string& what) {

@@ -272,6 +272,10 @@ std::string describe_op(const Op& op) {
   return "task " + std::to_string(op.task) + " (" + op.name.substr(0, 60) + ")";
 }
 
+bool is_collective(const Op& op) {
+  return op.kind == OpKind::Kernel && (op.name.rfind("ncclDevKernel", 0) == 0 || op.name.rfind("ncclKernel", 0) == 0);
+}
+
 std::string dims_text(const unsigned* dims) {
   return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
 }

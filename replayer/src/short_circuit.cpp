@@ -10,7 +10,7 @@ namespace nimble::replayer {
 
 bool runs_in_program(const Op& op) {
   if (op.kind == OpKind::Copy) return op.copy.direction != CopyDirection::DtoD;
-  return op.kind == OpKind::Kernel && (op.name.rfind("ncclDevKernel", 0) == 0 || op.name.rfind("ncclKernel", 0) == 0);
+  return is_collective(op);
 }
 
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, const std::vector<std::size_t>& breaks) {

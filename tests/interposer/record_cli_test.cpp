@@ -215,6 +215,31 @@ TEST(BenchCommand, ProgramGraphNodesAreBenchedAndHostFunctionsNotCalled) {
   EXPECT_NE(r.output.find("host functions         1 kept in order but not called"), std::string::npos) << r.output;
 }
 
+// A recorded iteration with a collective in it (an NCCL-named kernel, as on every rank of a DDP
+// program): the trace is a good trace (`nimble check` passes), but the bench refuses to replay
+// it, naming the collective and what to do, and replays nothing.
+TEST(BenchCommand, AnIterationWithACollectiveIsRefusedNamingIt) {
+  const std::string dir = temp_dir();
+  const std::string out = dir + "/trace.json";
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("FAKE_DRIVER_GRAPHS=1");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "3", "--", probe_path(),
+                                         "loop-collective"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const nlohmann::json bench = read_json(dir + "/trace.bench.json");
+  ASSERT_TRUE(bench.is_object()) << r.output;
+  const std::string error = bench.value("error", "");
+  EXPECT_NE(error.find("holds 1 collective(s)"), std::string::npos) << error;
+  EXPECT_NE(error.find("ncclDevKernel_AllReduce"), std::string::npos) << error;
+  EXPECT_NE(error.find("--capture-range"), std::string::npos) << error;
+  ASSERT_TRUE(bench["problems"].is_array()) << bench.dump(2);
+  EXPECT_EQ(bench["problems"].size(), 1u) << bench.dump(2);
+  EXPECT_TRUE(bench["backends"].empty()) << bench.dump(2);
+  EXPECT_NE(r.output.find("collective"), std::string::npos) << r.output;
+  const RunResult check = run_with_env({}, {NIMBLE_TEST_CLI, "check", out});
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+}
+
 TEST(BenchCommand, ResultsOfAnEarlierRunAreNotShownAsThisRunsResults) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/trace.json";

@@ -329,6 +329,21 @@ TEST_F(ReplayStub, PlanHasTheExpectedShape) {
   EXPECT_EQ(plan_.ops[4].waits, (std::vector<std::size_t>{3}));
 }
 
+// The bench refuses collectives, one line each naming the op; other kernels are fine.
+TEST_F(ReplayStub, BenchRefusesCollectivesNamingEach) {
+  EXPECT_TRUE(bench_refusals(plan_).empty());
+  ReplayPlan plan = plan_;
+  plan.ops[2].name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  ASSERT_EQ(plan.ops[2].kind, OpKind::Kernel);
+  const std::vector<std::string> refusals = bench_refusals(plan);
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_EQ(refusals[0].rfind(describe_op(plan.ops[2]), 0), 0u) << refusals[0];
+  EXPECT_NE(refusals[0].find("NCCL collective"), std::string::npos) << refusals[0];
+  EXPECT_TRUE(is_collective(plan.ops[2]));
+  plan.ops[2].name = "my_nccl_like_kernel";
+  EXPECT_FALSE(is_collective(plan.ops[2]));
+}
+
 TEST_F(ReplayStub, EagerIssuesEveryOpInOrderOnTheMainStream) {
   Replayer replayer(api_, plan_);
   const std::size_t start = g_log.size();

@@ -112,6 +112,10 @@ struct PlanResult {
 
 // "task 12 (kernel name, cut to 60 characters)": how messages name an op.
 std::string describe_op(const Op& op);
+// A collective: a kernel NCCL launched (ncclDevKernel_*, or ncclKernel_* before NCCL 2.19). It
+// waits for the other ranks' matching kernels, and its arguments point at work NCCL's host side
+// wrote for that one call, so only the program's own call may launch it.
+bool is_collective(const Op& op);
 // "4x1x1": a grid or block.
 std::string dims_text(const unsigned* dims);
 
