@@ -108,7 +108,11 @@ def inference_row(name, compile_too):
     return row
 
 
-def training_row(name, batch):
+def training_row(name, batch, deterministic):
+    # Deterministic algorithms: the same bits from every run, so nimble's concurrent wirings can be
+    # checked against the captured order (with atomics in the backward they cannot, and
+    # capture_step keeps an order whose results it can vouch for).
+    torch.use_deterministic_algorithms(deterministic)
     def setup():
         torch.manual_seed(1)
         m = make_model(name, num_classes=10).cuda().train()
@@ -126,7 +130,8 @@ def training_row(name, batch):
             return loss
         return step
 
-    row = {"kind": "training", "model": name, "batch": batch}
+    row = {"kind": "training", "model": name, "batch": batch,
+           "mode": "deterministic" if deterministic else "default"}
     m, o = setup()
     step = step_of(m, o)
     row["eager_ms"] = per_call_ms(lambda: step(x, y), calls=20)
@@ -151,15 +156,19 @@ def training_row(name, batch):
     row["nimble_ms"] = per_call_ms(lambda: fast(x, y), calls=20)
     r = fast.report
     row.update(nimble_wiring=r["wiring"], nodes=r["nodes"], longest_path_nodes=r["longest_path_nodes"],
-               whole_allocation_pointers=r["pointers_whole_allocation"])
+               whole_allocation_pointers=r["pointers_whole_allocation"],
+               candidates_ms=" ".join([f"{w}={ms:.3f}" for w, ms in sorted(r["replay_ms"].items())] +
+                                      [f"{w}=rejected" for w in sorted(r["rejected"])]),
+               unchecked_bytes=r["unchecked_bytes"])
     del fast
     torch.cuda.empty_cache()
     return row
 
 
-COLUMNS = ["kind", "model", "batch", "eager_ms", "cuda_graph_ms", "compile_ms", "nimble_ms", "nimble_chain_ms",
+COLUMNS = ["kind", "model", "batch", "mode", "eager_ms", "cuda_graph_ms", "compile_ms", "nimble_ms", "nimble_chain_ms",
            "nimble_wiring", "graph_vs_nimble", "compile_vs_nimble", "eager_vs_nimble", "nodes", "longest_path_nodes",
-           "streams", "whole_allocation_pointers", "nimble_prepare_s", "compile_s", "cuda_graph_equal", "nimble_equal"]
+           "streams", "whole_allocation_pointers", "nimble_prepare_s", "compile_s", "cuda_graph_equal", "nimble_equal",
+           "candidates_ms", "unchecked_bytes"]
 
 
 def fmt(v):
@@ -173,16 +182,20 @@ def main():
     ap.add_argument("--compile", default="googlenet,inception_v3,resnet50",
                     help="models also run with torch.compile(mode='reduce-overhead') (slow to compile)")
     ap.add_argument("--training", default=";".join(f"{m}:{b}" for m, b in TRAINING), help="model:batch;...")
+    ap.add_argument("--training-modes", default="default,deterministic",
+                    help="training rows with PyTorch's default algorithms and/or deterministic ones")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = False
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # for deterministic cuBLAS
     rows = []
     for name in [m for m in args.models.split(",") if m]:
         rows.append(inference_row(name, name in args.compile.split(",")))
         print({k: fmt(v) for k, v in rows[-1].items()}, flush=True)
     for item in [t for t in args.training.split(";") if t]:
         name, batch = item.split(":")
-        rows.append(training_row(name, int(batch)))
-        print({k: fmt(v) for k, v in rows[-1].items()}, flush=True)
+        for mode in [m for m in args.training_modes.split(",") if m]:
+            rows.append(training_row(name, int(batch), mode == "deterministic"))
+            print({k: fmt(v) for k, v in rows[-1].items()}, flush=True)
     for r in rows:
         r["graph_vs_nimble"] = r["cuda_graph_ms"] / r["nimble_ms"]
         r["eager_vs_nimble"] = r["eager_ms"] / r["nimble_ms"]

@@ -111,8 +111,17 @@ def training_step(steps=50):
         eager_step(*data[0])
     graphed_step = nimble.torch.capture_step(step(mg, og), *data[0])
     r = graphed_step.report
-    print(f"capture_step: wiring {r['wiring']}, nodes {r['nodes']}, longest path {r['longest_path_nodes']}, "
-          f"whole allocations {r['pointers_whole_allocation']}")
+    print(f"capture_step: wiring {r['wiring']} of {r['replay_ms']}, nodes {r['nodes']}, longest path "
+          f"{r['longest_path_nodes']}, whole allocations {r['pointers_whole_allocation']}")
+    # Choosing replays the step many times from a saved state: the weights, momentum and
+    # batch-norm statistics must be put back exactly as the warm-up left them.
+    check(all(torch.equal(a, b) for a, b in zip(me.state_dict().values(), mg.state_dict().values())),
+          "capture_step: choosing the wiring left the weights and statistics as the warm-up did")
+    check(all(torch.equal(oe.state[p]["momentum_buffer"], og.state[q]["momentum_buffer"])
+              for p, q in zip(me.parameters(), mg.parameters())),
+          "capture_step: choosing the wiring left the optimizer state as the warm-up did")
+    check("pytorch" in r["replay_ms"] and len(r["replay_ms"]) >= 2,
+          f"capture_step: PyTorch's own graph and nimble's wirings were timed ({sorted(r['replay_ms'])})")
     same = True
     for x, y in data[1:steps + 1]:
         le = eager_step(x, y).item()
