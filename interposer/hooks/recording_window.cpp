@@ -170,7 +170,7 @@ void RecordingWindow::at_exit() {
           hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +
                   std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "
                   "iteration to the next, as with JAX's transfer streams, no period repeats exactly; "
-                  "nimble run replays iterations issued on one stream)";
+                  "nimble run replays iterations whose calls come in the same order every time)";
         }
         hint += ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
         break;
