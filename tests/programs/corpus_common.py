@@ -22,6 +22,7 @@ MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
 _digests = []
 _times = []
 _last = [None]
+_final = [None]
 
 
 def torch_setup():
@@ -73,6 +74,14 @@ def step_done(i, *results):
     _last[0] = now
 
 
+def final_state(*tensors):
+    """The digest of what the run leaves (final weights), printed with the steps' as "final"."""
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(_bytes(t))
+    _final[0] = h.hexdigest()[:16]
+
+
 def mark_loop_start():
     """Set-up is over: step times count from here."""
     _last[0] = time.perf_counter()
@@ -85,5 +94,6 @@ def _report():
     tail = sorted(_times[len(_times) // 2:]) or [0.0]
     total = hashlib.sha256("".join(_digests).encode()).hexdigest()[:16]
     print("CORPUS " + json.dumps({"digest": total, "steps": len(_digests), "step_digests": _digests,
+                                  "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
                                   "step_ms": [round(t, 4) for t in _times]}), flush=True)
