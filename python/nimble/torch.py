@@ -265,7 +265,17 @@ class CapturedStep:
         if wiring != "auto":
             self.captured.rewire(wiring)
             return
-        # Every candidate runs from the state the warm-up left, which is put back afterwards.
+        # Every candidate runs from the state the warm-up left, which is put back afterwards. The
+        # saved state, the reference and its stable-byte mask take about four times its size.
+        state_bytes = sum(st.nbytes() for st in self.captured.state)
+        if 4 * state_bytes > torch.cuda.mem_get_info()[0]:
+            rejected = {"all": f"{4 * state_bytes / 2**30:.1f} GiB needed to compare candidates from a "
+                               "saved state; pass wiring= to choose one yourself"}
+            self.captured, out = capture(run, plain=True)
+            self.captured.rewire("chain")
+            self.captured.rejected, self.captured.wiring = rejected, "pytorch"
+            self.out_flat, self.out_spec = tree_flatten(out)
+            return
         state = StateSnapshot(self.captured.state)
         choose_wiring(self.captured, _tensors(self.out_flat), WIRINGS, state=state)
         best, reference = self.captured.wiring, self.captured.reference
