@@ -60,11 +60,14 @@ def main():
         for rank in range(args.gpus):
             p, n = plain.get(rank), nim.get(rank)
             summary = {}
-            try:
-                with open(trace[:-5] + ".rank%d.run.json" % rank) as f:
-                    summary = json.load(f)
-            except (OSError, ValueError):
-                pass
+            # One rank alone writes MODEL.run.json; each of several, MODEL.rankR.run.json.
+            for path in (trace[:-5] + ".rank%d.run.json" % rank, trace[:-5] + ".run.json"):
+                try:
+                    with open(path) as f:
+                        summary = json.load(f)
+                    break
+                except (OSError, ValueError):
+                    continue
             recs = summary.get("recordings", [])
             trial = max((r.get("trial_speedup") or 0 for r in recs), default=0)
             row = {"model": model, "rank": rank, "gpus": args.gpus, "plain_exit": plain_code, "nimble_exit": nim_code,
