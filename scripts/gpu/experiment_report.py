@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 FIELDS = ["mode", "model", "batch", "allocator", "max_streams", "eager_ms", "cudagraph_ms", "replay_eager_ms",
-          "graph1_ms", "graphN_ms", "graphE_ms", "tasks", "edges", "reduced_edges", "width_lo",
+          "graph1_ms", "graphN_ms", "graphE_ms", "nimble_torch_ms", "nimble_torch_wiring", "tasks", "edges", "reduced_edges", "width_lo",
           "width_hi", "streams", "waits", "serial_ms", "critical_ms", "simulated_ms", "gpu_busy",
           "memory_check", "results_unchanged", "replays", "error"]
 BACKENDS = {"replay_eager_ms": "eager-replay", "graph1_ms": "graph-1-stream",
@@ -43,6 +43,7 @@ def collect(runs):
         row = {"mode": kind, "model": model, "batch": batch.lstrip("b"), "allocator": allocator,
                "max_streams": cap.lstrip("s"),
                "eager_ms": program.get("eager_ms"), "cudagraph_ms": program.get("cudagraph_ms"),
+               "nimble_torch_ms": program.get("nimble_torch_ms"), "nimble_torch_wiring": program.get("nimble_torch_wiring"),
                "tasks": bench.get("tasks"), "edges": schedule.get("edges"),
                "reduced_edges": schedule.get("reduced_edges"), "width_lo": schedule.get("width_lower_bound"),
                "width_hi": schedule.get("width_upper_bound"), "streams": schedule.get("streams"),
@@ -59,7 +60,8 @@ def collect(runs):
             row["memory_check"] += f" ({bench['nondeterministic_ranges']} of {bench['checked_ranges']} nondeterministic)"
         if row["serial_ms"] and row["eager_ms"]:
             row["gpu_busy"] = row["serial_ms"] / row["eager_ms"]
-        errors = [bench.get("error")] + [b.get("error") for b in times.values()] + [program.get("cudagraph_error")]
+        errors = ([bench.get("error")] + [b.get("error") for b in times.values()] +
+                  [program.get("cudagraph_error"), program.get("nimble_torch_error")])
         row["error"] = "; ".join(e for e in errors if e) or ("" if bench and program else (last_error or "no results"))
         rows.append(row)
     return rows, env
@@ -70,7 +72,8 @@ def read_csv(path):
     with open(path) as f:
         for r in csv.DictReader(f):
             for k, v in r.items():
-                if k in ("mode", "model", "allocator", "memory_check", "error", "batch", "results_unchanged", "max_streams"):
+                if k in ("mode", "model", "allocator", "memory_check", "error", "batch", "results_unchanged", "max_streams",
+                         "nimble_torch_wiring"):
                     continue
                 r[k] = float(v) if v not in ("", None) else None
             rows.append(r)
@@ -109,13 +112,15 @@ def markdown(rows, env):
            "measurement (CUDA events). Inference at batch 1; training = CIFAR-shaped step (32x32 input, cross-entropy, SGD "
            "momentum). 'async' = PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync. Speedups are over PyTorch "
            "eager unless named; higher is better. GPU busy = sum of the iteration's GPU task times / eager "
-           "iteration time. The in-process short-circuit (nimble run) is measured apart, process against process "
-           "(scripts/experiments.sh run; docs/benchmarks/run-h100).",
+           "iteration time. 'nimble.torch' = the Python API in the same process (Nimble(model).prepare(x), "
+           "capture_step for training; its wiring in parentheses). The in-process short-circuit (nimble run) is "
+           "measured apart, process against process (scripts/experiments.sh run; docs/benchmarks/run-h100).",
            "",
            "| mode | model | batch | alloc | eager ms | CUDA graph ms | nimble 1 stream ms | nimble streams ms | "
-           "CUDA graph | nimble 1 stream | nimble streams | streams vs CUDA graph | width | streams / waits | "
+           "nimble.torch ms | CUDA graph | nimble 1 stream | nimble streams | nimble.torch | streams vs CUDA graph | "
+           "nimble.torch vs CUDA graph | width | streams / waits | "
            "GPU busy (eager) | critical path ms | memory check | results unchanged | error |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         width = "-" if r.get("width_lo") in (None, "") else (
             f"{int(float(r['width_lo']))}" if r["width_lo"] == r["width_hi"] else
@@ -123,10 +128,12 @@ def markdown(rows, env):
         sw = "-" if r.get("streams") in (None, "") else f"{int(float(r['streams']))} / {int(float(r['waits']))}"
         busy = "-" if r.get("gpu_busy") in (None, "") else f"{100 * float(r['gpu_busy']):.0f}%"
         alloc = r["allocator"] + streams_label(r)
+        torch_ms = fmt(r.get("nimble_torch_ms")) + (f" ({r['nimble_torch_wiring']})" if r.get("nimble_torch_wiring") else "")
         out.append(f"| {r['mode']} | {r['model']} | {r['batch']} | {alloc} | {fmt(r['eager_ms'])} | "
-                   f"{fmt(r['cudagraph_ms'])} | {fmt(r['graph1_ms'])} | {fmt(r['graphN_ms'])} | "
+                   f"{fmt(r['cudagraph_ms'])} | {fmt(r['graph1_ms'])} | {fmt(r['graphN_ms'])} | {torch_ms} | "
                    f"{fx(ratio(r['eager_ms'], r['cudagraph_ms']))} | {fx(ratio(r['eager_ms'], r['graph1_ms']))} | "
-                   f"{fx(ratio(r['eager_ms'], r['graphN_ms']))} | {fx(ratio(r['cudagraph_ms'], r['graphN_ms']))} | "
+                   f"{fx(ratio(r['eager_ms'], r['graphN_ms']))} | {fx(ratio(r['eager_ms'], r.get('nimble_torch_ms')))} | "
+                   f"{fx(ratio(r['cudagraph_ms'], r['graphN_ms']))} | {fx(ratio(r['cudagraph_ms'], r.get('nimble_torch_ms')))} | "
                    f"{width} | {sw} | {busy} | {fmt(r['critical_ms'])} | {r['memory_check'] or '-'} | "
                    f"{r['results_unchanged'] if r['results_unchanged'] not in (None, '') else '-'} | "
                    f"{(r['error'] or '')[:120]} |")
@@ -193,7 +200,8 @@ def charts(rows, outdir, env):
         bars(ax, [label(r) for r in sel], [
             ("PyTorch CUDA graph", [ratio(r["eager_ms"], r["cudagraph_ms"]) for r in sel], "#999999"),
             ("nimble, 1 stream", [ratio(r["eager_ms"], r["graph1_ms"]) for r in sel], "#8fb3de"),
-            ("nimble, multi-stream", [ratio(r["eager_ms"], r["graphN_ms"]) for r in sel], "#1f4e9c")],
+            ("nimble, multi-stream", [ratio(r["eager_ms"], r["graphN_ms"]) for r in sel], "#1f4e9c"),
+            ("nimble.torch, in the program", [ratio(r["eager_ms"], r.get("nimble_torch_ms")) for r in sel], "#2e8b57")],
             "speedup over PyTorch eager (x)")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_title(f"{title}: speedup over eager\n{subtitle}", fontsize=9)
@@ -206,6 +214,7 @@ def charts(rows, outdir, env):
         bars(ax, [label(r) for r in sel], [
             ("nimble, 1 stream", [ratio(r["cudagraph_ms"], r["graph1_ms"]) for r in sel], "#8fb3de"),
             ("nimble, multi-stream", [ratio(r["cudagraph_ms"], r["graphN_ms"]) for r in sel], "#1f4e9c"),
+            ("nimble.torch, in the program", [ratio(r["cudagraph_ms"], r.get("nimble_torch_ms")) for r in sel], "#2e8b57"),
             ("upper bound: CUDA graph time / critical path", [ratio(r["cudagraph_ms"], r["critical_ms"]) for r in sel], "#e0a040")],
             "speedup over PyTorch CUDA graph (x)")
         ax.axhline(1.0, color="black", linewidth=0.8)
