@@ -17,6 +17,7 @@
 # the default allocator), TRAIN_BATCHES ("32 64 128"), DEADLINE (seconds; later runs are skipped
 # and listed), ITERATIONS (200), MAX_STREAMS (`nimble bench --max-streams`: 8 by default, 0 = no cap; named in the run when set),
 # DETERMINISTIC=1 (deterministic algorithms: "-det" runs), CHECK=1 (training: also check the weights nimble restored).
+# The nimble.torch column (the Python API in the same process) needs ALLOCATORS=caching: it refuses cudaMallocAsync.
 # A failing model is reported and the rest go on.
 set -u
 cd "$(dirname "$0")/.."

@@ -69,6 +69,17 @@ def _operation_extents(func, args, kwargs, out):
     return extents
 
 
+def require_native_allocator(what):
+    """nimble.torch captures with PyTorch's native caching allocator only. Under its
+    cudaMallocAsync backend the per-operation pools do not exist ("does not yet support
+    createOrIncrefPool"), and without them a rewired capture ended with a failed free that
+    aborted the process (H100, 2026-11-25): refused before anything is captured."""
+    if torch.cuda.memory.get_allocator_backend() == "cudaMallocAsync":
+        raise NimbleError(f"{what}: nimble.torch needs PyTorch's native caching allocator, and "
+                          "PYTORCH_CUDA_ALLOC_CONF selects backend:cudaMallocAsync; unset it for this program "
+                          "(nimble run and nimble bench work with either)")
+
+
 class _OperationMarks(TorchDispatchMode):
     """Marks every operation's nodes during a capture.
 

@@ -14,7 +14,8 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from ._native import NimbleError
-from ._torch_capture import StateSnapshot, capture, choose_wiring, replays_as_reference, time_replays
+from ._torch_capture import (StateSnapshot, capture, choose_wiring, replays_as_reference,
+                             require_native_allocator, time_replays)
 
 __all__ = ["Nimble", "capture_step", "NimbleError"]
 
@@ -77,7 +78,9 @@ class Nimble(torch.nn.Module):
     call overwrites (False: the paper's behaviour, a little faster).
     isolate_memory: every operation allocates from a pool of its own during the capture, so no
     two operations share memory and only real data dependencies order them (a few MB of GPU
-    memory per operation; False keeps PyTorch's sharing and much of the order with it).
+    memory per operation; False keeps PyTorch's sharing and much of the order with it). With
+    PyTorch's cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF) prepare() raises NimbleError:
+    nimble.torch needs the native caching allocator.
     """
 
     def __init__(self, model, wiring="auto", copy_outputs=True, isolate_memory=True):
@@ -95,6 +98,7 @@ class Nimble(torch.nn.Module):
         """Captures the model on `dummy_inputs` and makes it a rewired graph. training=False:
         inference (no autograd). training=True: forward and backward run through autograd; use
         the output as usual (loss.backward(), optimizer.step())."""
+        require_native_allocator("Nimble.prepare")
         self.model.train(training)
         if training:
             self._forward = _TrainingGraphs(self.model, dummy_inputs, self.wiring, warmup, self.isolate_memory)
@@ -326,4 +330,5 @@ def capture_step(step_fn, *example_batch, wiring="auto", warmup=3, isolate_memor
     state equal the captured order's bit for bit, and puts the state back."""
     if wiring != "auto" and wiring not in WIRINGS:
         raise NimbleError(f"unknown wiring {wiring!r} (expected auto or one of {', '.join(WIRINGS)})")
+    require_native_allocator("capture_step")
     return CapturedStep(step_fn, example_batch, wiring, warmup, isolate_memory)

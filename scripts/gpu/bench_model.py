@@ -8,8 +8,8 @@ results are unchanged by the replay:
   train: with CHECK=1, the weights after the bench are bitwise those the recorded step produced
          (nimble must restore every byte it replays over). The host copies this takes are part
          of the recorded step, so timing runs leave CHECK unset and report no check.
-Last, with NIMBLE_TORCH=1 (the default), the Python API on the same model and input after the
-bench: `nimble.torch.Nimble(model).prepare(x)` for inference, `capture_step` for training, timed
+Last, with NIMBLE_TORCH=1 (the default) and PyTorch's native allocator (nimble.torch refuses the
+cudaMallocAsync backend), the Python API on the same model and input after the bench: `nimble.torch.Nimble(model).prepare(x)` for inference, `capture_step` for training, timed
 like the others (its wiring is printed too).
 Prints one JSON line (times, checks, versions).
 
@@ -138,17 +138,19 @@ else:
     unchanged = bool(torch.equal(y, reference) and torch.equal(after, reference))
 
 # The Python API (nimble.torch) on the same iteration, after the bench and its checks.
-nimble_torch_ms, nimble_torch_wiring, nimble_torch_error = None, None, None
+nimble_torch_ms, nimble_torch_wiring, nimble_torch_error, nimble_torch_note = None, None, None, None
 if os.environ.get("NIMBLE_TORCH", "1") == "1":
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import nimble.torch
     try:
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-        import nimble.torch
         if args.train:
             fast = nimble.torch.capture_step(step, x)
         else:
             fast = nimble.torch.Nimble(model, copy_outputs=False).prepare(x)
         nimble_torch_ms = median_ms(lambda: fast(x), iterations)
         nimble_torch_wiring = fast.report["wiring"]
+    except nimble.torch.NimbleError as e:  # refused (e.g. the cudaMallocAsync allocator): not an error of the run
+        nimble_torch_note = str(e)[:200]
     except Exception as e:  # the other numbers still count
         nimble_torch_error = f"nimble.torch: {type(e).__name__}: {e}"[:200]
         torch.cuda.synchronize()
@@ -156,7 +158,7 @@ if os.environ.get("NIMBLE_TORCH", "1") == "1":
 print(json.dumps({"model": name, "mode": "train" if args.train else "infer", "batch": batch,
                   "eager_ms": eager_ms, "cudagraph_ms": cudagraph_ms, "cudagraph_error": cudagraph_error,
                   "nimble_torch_ms": nimble_torch_ms, "nimble_torch_wiring": nimble_torch_wiring,
-                  "nimble_torch_error": nimble_torch_error,
+                  "nimble_torch_error": nimble_torch_error, "nimble_torch_note": nimble_torch_note,
                   "results_unchanged": unchanged, "device": torch.cuda.get_device_name(),
                   "deterministic": deterministic, "torch": torch.__version__, "cuda": torch.version.cuda,
                   "cudnn": torch.backends.cudnn.version()}))
