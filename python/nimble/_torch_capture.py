@@ -51,8 +51,10 @@ def _operation_tensors(func, args, kwargs, out):
                 value = kwargs[a.name]
             else:
                 continue
-            # cudnn_batch_norm and friends update running statistics their schema does not mark.
-            written = (a.alias_info is not None and a.alias_info.is_write) or a.name in _UNMARKED_WRITES
+            # cudnn_batch_norm and friends update running statistics their schema does not mark
+            # (their backward passes only read them).
+            written = (a.alias_info is not None and a.alias_info.is_write) or (
+                a.name in _UNMARKED_WRITES and "backward" not in schema.name)
             for t in tree_flatten(value)[0]:
                 yield t, written, False
     for t in tree_flatten(out)[0]:
@@ -99,7 +101,7 @@ class _OperationMarks(TorchDispatchMode):
         self.error = None
         self.operations = 0
         self.created = set()  # storages made during the capture (the graph's own memory)
-        self.state = {}       # storages from before it that the graph uses: address -> storage
+        self.state = {}       # storages from before it that the graph uses: address -> (storage, element size)
 
     def _note_state(self, func, args, kwargs, out):
         # Read or written: a schema that forgets a write must not leave state unsaved. A result on
@@ -112,11 +114,11 @@ class _OperationMarks(TorchDispatchMode):
             if result:
                 results.append(e[0])
             else:
-                arguments.setdefault(e[0], t.untyped_storage())
+                arguments.setdefault(e[0], (t.untyped_storage(), t.element_size()))
         self.created.update(r for r in results if r not in arguments)
-        for address, storage in arguments.items():
+        for address, seen in arguments.items():
             if address not in self.created:
-                self.state.setdefault(address, storage)
+                self.state.setdefault(address, seen)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -158,8 +160,9 @@ class Captured:
         self.operations = marks.operations
         # Memory from before the capture that the graph uses (weights, optimizer state, batch-norm
         # statistics, inputs): what a training step carries between replays, and more.
-        self.state = list(marks.state.values())
-        self.reference = None  # the captured order's outputs and state after one replay
+        self.state = list(marks.state.values())  # (storage, element size)
+        self.reference = None  # the captured order's outputs and state after one replay (while choosing)
+        self.unchecked_bytes = 0
         self.wiring = "chain"
         self.report = {}
         self.timings_ms = {}
@@ -215,10 +218,19 @@ class StateSnapshot:
     candidate runs and is timed from the same start, and the state is put back afterwards, so
     choosing a wiring leaves the weights as the warm-up left them."""
 
-    def __init__(self, storages):
+    def __init__(self, state):
         self.views = [torch.empty(0, dtype=torch.uint8, device=s.device).set_(s, 0, (s.nbytes(),), (1,))
-                      for s in storages]
+                      for s, _ in state]
+        # Compared element by element (a float whose low byte differs is a different float).
+        self.element_sizes = [size if s.nbytes() % size == 0 else 1 for s, size in state]
         self.saved = self.copy()
+        # Every replay advances the CUDA random-number offset (dropout masks): each candidate
+        # starts from the same one, and it is put back with the rest. Should PyTorch refuse,
+        # offsets move on as before: candidates with dropout then differ and are rejected.
+        try:
+            self.rng = torch.cuda.get_rng_state()
+        except RuntimeError:
+            self.rng = None
 
     def copy(self):
         return [v.clone() for v in self.views]
@@ -226,6 +238,11 @@ class StateSnapshot:
     def restore(self):
         for v, saved in zip(self.views, self.saved):
             v.copy_(saved)
+        if self.rng is not None:
+            try:
+                torch.cuda.set_rng_state(self.rng)
+            except RuntimeError:
+                self.rng = None
         torch.cuda.synchronize()
 
 
@@ -234,13 +251,21 @@ class Reference:
     that differ between the two runs come from nondeterministic kernels (atomics in a backward
     pass) and are set aside, as `nimble bench` does; every other byte must match exactly."""
 
-    def __init__(self, first, second):
-        self.values = first
-        self.stable = [a == b for a, b in zip(first, second)]
-        self.unchecked_bytes = sum(int((~s).sum()) * v.element_size() for s, v in zip(self.stable, first))
+    def __init__(self, first, second, groups):
+        # groups: bytes per element of each tensor given as bytes (1: compared as they are typed).
+        self.values, self.groups = first, groups
+        self.stable = [_equal_elements(a, b, g) for a, b, g in zip(first, second, groups)]
+        self.unchecked_bytes = sum(int((~s).sum()) * v.element_size() * g
+                                   for s, v, g in zip(self.stable, first, groups))
 
     def matched_by(self, tensors):
-        return all(bool(((t == v) | ~s).all()) for t, v, s in zip(tensors, self.values, self.stable))
+        return all(bool((_equal_elements(t, v, g) | ~s).all())
+                   for t, v, g, s in zip(tensors, self.values, self.groups, self.stable))
+
+
+def _equal_elements(a, b, group):
+    same = a == b
+    return same.reshape(-1, group).all(dim=1) if group > 1 else same
 
 
 def _replay_once(captured, state):
@@ -250,21 +275,24 @@ def _replay_once(captured, state):
     torch.cuda.synchronize()
 
 
+@torch.no_grad()
 def _reference(captured, outputs, state):
     runs = []
     for _ in range(2):
         _replay_once(captured, state)
-        runs.append(([o.clone() for o in outputs], state.copy() if state is not None else []))
-    return Reference(runs[0][0] + runs[0][1], runs[1][0] + runs[1][1])
+        runs.append([o.detach().clone() for o in outputs] + (state.copy() if state is not None else []))
+    groups = [1] * len(outputs) + (state.element_sizes if state is not None else [])
+    return Reference(runs[0], runs[1], groups)
 
 
+@torch.no_grad()
 def replays_as_reference(captured, outputs, state, reference):
-    """One replay from the saved state leaves the reference's outputs and state (the bytes the
+    """One replay from the saved state leaves the reference's outputs and state (the elements the
     captured order itself repeats), bit for bit."""
     for o in outputs:
-        o.zero_()
+        o.detach().zero_()
     _replay_once(captured, state)
-    return reference.matched_by(list(outputs) + (state.views if state is not None else []))
+    return reference.matched_by([o.detach() for o in outputs] + (state.views if state is not None else []))
 
 
 def choose_wiring(captured, outputs, wirings, replays=10, state=None):
@@ -273,19 +301,26 @@ def choose_wiring(captured, outputs, wirings, replays=10, state=None):
     bit for bit after one replay, and settles on the fastest (its report stays in
     captured.report). `outputs`: the tensors the graph writes. With `state` (a StateSnapshot),
     every check starts from the saved state and the state is restored at the end."""
-    captured.rewire("chain")
-    captured.reference = _reference(captured, outputs, state)
-    captured.timings_ms["chain"] = time_replays(captured.graph, replays)
-    for w in wirings:
-        if w == "chain":
-            continue
-        captured.rewire(w)
-        if not replays_as_reference(captured, outputs, state, captured.reference):
-            captured.rejected[w] = "outputs or state differ from the captured order's"
-            continue
-        captured.timings_ms[w] = time_replays(captured.graph, replays)
-    if state is not None:
-        state.restore()
+    try:
+        captured.rewire("chain")
+        captured.reference = _reference(captured, outputs, state)
+        captured.unchecked_bytes = captured.reference.unchecked_bytes
+        captured.timings_ms["chain"] = time_replays(captured.graph, replays)
+        for w in wirings:
+            if w == "chain":
+                continue
+            try:
+                captured.rewire(w)
+            except NimbleError as e:
+                captured.rejected[w] = str(e)
+                continue
+            if not replays_as_reference(captured, outputs, state, captured.reference):
+                captured.rejected[w] = "outputs or state differ from the captured order's"
+                continue
+            captured.timings_ms[w] = time_replays(captured.graph, replays)
+    finally:
+        if state is not None:
+            state.restore()
     best = min(captured.timings_ms, key=captured.timings_ms.get)
     if best != captured.wiring:
         captured.rewire(best)

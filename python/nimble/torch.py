@@ -124,26 +124,30 @@ def _tensors(flat):
     return [o for o in flat if isinstance(o, torch.Tensor)]
 
 
-def _pytorch_wins(captured, plain):
+def _pytorch_wins(timings_ms, plain):
     """PyTorch's own graph (shared memory, the captured order) is a candidate too: where nothing
-    runs concurrently, isolated memory only costs locality (MobileNetV2: 15%). Times it and, when
-    it is faster than the best wiring, gives it the report of every candidate."""
+    runs concurrently, isolated memory only costs locality (MobileNetV2: 15%). Times it into
+    `timings_ms` (the other candidates'); whether it is faster than every one of them."""
     plain.rewire("chain")  # the captured order itself; the report then counts its nodes
     ms = time_replays(plain.graph)
-    captured.timings_ms["pytorch"] = ms
-    if ms >= min(t for w, t in captured.timings_ms.items() if w != "pytorch"):
-        return False
-    plain.timings_ms, plain.rejected, plain.reference = captured.timings_ms, captured.rejected, captured.reference
-    plain.wiring = "pytorch"
-    return True
+    timings_ms["pytorch"] = ms
+    return ms < min(t for w, t in timings_ms.items() if w != "pytorch")
+
+
+def _inherit(winner, chosen, wiring):
+    """The graph kept reports every candidate's times and rejections, and what was set aside."""
+    winner.timings_ms, winner.rejected, winner.unchecked_bytes = chosen.timings_ms, chosen.rejected, chosen.unchecked_bytes
+    winner.wiring = wiring
+    winner.reference = None  # only needed while choosing: about twice the state's size
+    return winner
 
 
 def _summary(captured):
     # unchecked_bytes: output and state bytes the captured order itself did not repeat between two
     # replays (nondeterministic kernels), set aside when candidates were compared.
-    unchecked = captured.reference.unchecked_bytes if captured.reference is not None else 0
     return {**captured.report, "wiring": captured.wiring, "replay_ms": captured.timings_ms,
-            "rejected": captured.rejected, "operations": captured.operations, "unchecked_bytes": unchecked}
+            "rejected": captured.rejected, "operations": captured.operations,
+            "unchecked_bytes": captured.unchecked_bytes}
 
 
 class _InferenceGraph:
@@ -158,10 +162,11 @@ class _InferenceGraph:
             self.captured.rewire(wiring)
             return
         choose_wiring(self.captured, _tensors(self.out_flat), WIRINGS)
+        self.captured.reference = None
         with torch.no_grad():
             plain, plain_out = capture(lambda: model(*self.inputs.arguments()), plain=True)
-        if _pytorch_wins(self.captured, plain):
-            self.captured = plain
+        if _pytorch_wins(self.captured.timings_ms, plain):
+            self.captured = _inherit(plain, self.captured, "pytorch")
             self.out_flat, self.out_spec = tree_flatten(plain_out)
 
     def summary(self):
@@ -262,52 +267,83 @@ class CapturedStep:
 
     def __init__(self, step_fn, example, wiring, warmup, isolate):
         self.inputs = _StaticInputs(example, "capture_step")
-        run = lambda: step_fn(*self.inputs.arguments())  # noqa: E731
-        _warm_up(run, warmup)
-        self.captured, out = capture(run, isolate=isolate)
+        self.run = lambda: step_fn(*self.inputs.arguments())  # noqa: E731
+        _warm_up(self.run, warmup)
+        self.captured, out = capture(self.run, isolate=isolate)
         self.out_flat, self.out_spec = tree_flatten(out)
         if wiring != "auto":
             self.captured.rewire(wiring)
             return
-        # Every candidate runs from the state the warm-up left, which is put back afterwards. The
-        # saved state, the reference and its stable-byte mask take about four times its size.
-        state_bytes = sum(st.nbytes() for st in self.captured.state)
-        if 4 * state_bytes > torch.cuda.mem_get_info()[0]:
-            rejected = {"all": f"{4 * state_bytes / 2**30:.1f} GiB needed to compare candidates from a "
-                               "saved state; pass wiring= to choose one yourself"}
-            self.captured, out = capture(run, plain=True)
-            self.captured.rewire("chain")
-            self.captured.rejected, self.captured.wiring = rejected, "pytorch"
+        self.captured.rewire("chain")  # its report says which kernels no operation issued
+        why_not = self._cannot_compare()
+        if why_not:
+            self._keep_pytorch(self.captured, {"all": why_not})
+            return
+        # Every candidate runs from the state the warm-up left, which is put back afterwards.
+        state = StateSnapshot(self.captured.state)
+        try:
+            choose_wiring(self.captured, _tensors(self.out_flat), WIRINGS, state=state)
+            self._settle(state, isolate)
+        finally:
+            state.restore()
+            if self.captured is not None:
+                self.captured.reference = None
+
+    def _cannot_compare(self):
+        """Why candidates cannot be run from a saved state, or "" when they can."""
+        unknown = self.captured.report.get("kernels_without_operation", 0)
+        if unknown:
+            # Their writes are not in the saved state: replaying candidates would move them on.
+            return (f"{unknown} kernel(s) of the step were issued by no PyTorch operation (an extension "
+                    "calling CUDA itself): the memory they write is unknown, so candidates cannot be run "
+                    "from a saved state; pass wiring= to choose one yourself")
+        # The saved state, the reference and its mask of repeated elements: about four times its size.
+        needed = 4 * sum(st.nbytes() for st, _ in self.captured.state)
+        free = torch.cuda.mem_get_info()[0] + torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+        if needed > free:
+            return (f"{needed / 2**30:.1f} GiB needed to compare candidates from a saved state; "
+                    "pass wiring= to choose one yourself")
+        return ""
+
+    def _keep_pytorch(self, chosen, rejected):
+        """PyTorch's own graph of the step, captured last, with `chosen`'s report."""
+        chosen.rejected.update(rejected)
+        self.captured = chosen.graph = chosen.pools = None  # its memory goes before the next capture
+        plain, out = capture(self.run, plain=True)
+        plain.rewire("chain")
+        self.captured = _inherit(plain, chosen, "pytorch")
+        self.out_flat, self.out_spec = tree_flatten(out)
+
+    def _settle(self, state, isolate):
+        """After choose_wiring: PyTorch's own graph of the step is timed too, and the graph kept
+        is captured last (a step that sets gradients to None makes new ones in every capture, and
+        the program's param.grad are the last capture's)."""
+        chosen, best = self.captured, self.captured.wiring
+        reference = chosen.reference
+        chosen.reference = None
+        self.captured = chosen.graph = chosen.pools = None  # its memory goes before the next captures
+        plain, plain_out = capture(self.run, plain=True)
+        state.restore()
+        if _pytorch_wins(chosen.timings_ms, plain):
+            self.captured = _inherit(plain, chosen, "pytorch")
+            self.out_flat, self.out_spec = tree_flatten(plain_out)
+            return
+        del plain, plain_out
+        try:
+            again, out = capture(self.run, isolate=isolate)
+            again.rewire(best)
+            repeated = replays_as_reference(again, _tensors(tree_flatten(out)[0]), state, reference)
+        except NimbleError as e:
+            repeated, again = False, None
+            chosen.rejected[best] = f"captured again, it failed: {e}"
+        if repeated:
+            self.captured = _inherit(again, chosen, best)
             self.out_flat, self.out_spec = tree_flatten(out)
             return
-        state = StateSnapshot(self.captured.state)
-        choose_wiring(self.captured, _tensors(self.out_flat), WIRINGS, state=state)
-        best, reference = self.captured.wiring, self.captured.reference
-        plain, plain_out = capture(run, plain=True)
-        pytorch = _pytorch_wins(self.captured, plain)
-        state.restore()
-        if pytorch:
-            self.captured, out = plain, plain_out
-        else:
-            # Captured once more, last: a step that sets gradients to None makes new ones in every
-            # capture, and the program's param.grad are the last capture's, so the graph kept
-            # must be that one. It must repeat the reference, or PyTorch's graph is kept instead.
-            chosen = self.captured
-            del plain, plain_out
-            again, out = capture(run, isolate=isolate)
-            again.rewire(best)
-            if replays_as_reference(again, _tensors(tree_flatten(out)[0]), state, reference):
-                again.timings_ms, again.rejected, again.reference = chosen.timings_ms, chosen.rejected, reference
-                self.captured = again
-            else:
-                chosen.rejected[best] = "captured again, it did not repeat its outputs"
-                self.captured, out = capture(run, plain=True)
-                self.captured.rewire("chain")
-                self.captured.timings_ms, self.captured.rejected = chosen.timings_ms, chosen.rejected
-                self.captured.reference = reference
-                self.captured.wiring = "pytorch"
-            state.restore()
-        self.out_flat, self.out_spec = tree_flatten(out)
+        chosen.rejected.setdefault(best, "captured again, it did not repeat its outputs")
+        chosen.timings_ms.pop(best, None)
+        del again
+        self._keep_pytorch(chosen, {})
 
     @property
     def report(self):

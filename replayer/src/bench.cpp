@@ -72,8 +72,9 @@ std::vector<std::string> bench_refusals(const ReplayPlan& plan) {
     if (!is_collective(op)) continue;
     refusals.push_back(describe_op(op) + ": an NCCL collective; replayed on its own it would wait for ranks that are "
                        "not replaying, with a work descriptor NCCL has reused since. Bench a stretch without "
-                       "collectives (bracket the forward and backward with cudaProfilerStart/Stop or an NVTX range "
-                       "and use --capture-range), or use nimble run, which leaves collectives to the program");
+                       "collectives (bracket it with cudaProfilerStart/Stop or an NVTX range and use --capture-range: "
+                       "the forward alone, or forward and backward under DDP's no_sync(), since DDP all-reduces "
+                       "during the backward), or use nimble run, which leaves collectives to the program");
   }
   return refusals;
 }

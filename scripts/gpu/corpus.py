@@ -18,6 +18,7 @@ import argparse
 import csv
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -57,16 +58,20 @@ def corpus_line(text):
 
 
 def run(cmd, env, log, timeout):
+    """Runs cmd in the programs' folder; on timeout its whole process group goes (torchrun's
+    ranks too, which would otherwise keep their GPUs). Returns (output, exit code or "timeout", s)."""
     start = time.time()
+    p = subprocess.Popen(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=timeout)
-        out, code = p.stdout, p.returncode
-    except subprocess.TimeoutExpired as e:
-        out, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+        out, _ = p.communicate(timeout=timeout)
+        code = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, code = p.communicate()[0], "timeout"
     with open(log, "w") as f:
-        f.write(out)
-    return out, code, time.time() - start
+        f.write(out or "")
+    return out or "", code, time.time() - start
 
 
 def main():
@@ -83,6 +88,7 @@ def main():
                     help="also run each pair's plain process with libnimble.so preloaded and no mode set: the "
                          "cost nimble run must not exceed while it replays nothing")
     args = ap.parse_args()
+    args.out = os.path.abspath(args.out)  # the programs run in tests/programs
     nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
     if not os.path.exists(nimble):
         nimble = os.path.join(ROOT, "build", "bin", "nimble")

@@ -23,13 +23,18 @@ NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1"
 
 
 def corpus_lines(text):
-    """Every rank's CORPUS line, by rank."""
+    """Every rank's CORPUS line, by rank (ranks share one pipe: a line another rank's output
+    broke is skipped, and that rank then has no results)."""
     out = {}
     for line in text.splitlines():
         at = line.find("CORPUS {")
-        if at >= 0:
-            d = json.loads(line[at + len("CORPUS "):])
-            out[d.get("rank", 0)] = d
+        if at < 0:
+            continue
+        try:
+            d, _ = json.JSONDecoder().raw_decode(line[at + len("CORPUS "):])
+        except ValueError:
+            continue
+        out[d.get("rank", 0)] = d
     return out
 
 
@@ -41,6 +46,7 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--timeout", type=int, default=300)
     args = ap.parse_args()
+    args.out = os.path.abspath(args.out)  # the programs run in tests/programs
     os.makedirs(args.out, exist_ok=True)
     nimble = os.environ.get("NIMBLE") or next(
         (p for p in (os.path.join(ROOT, d, "bin", "nimble") for d in ("build-gpu", "build")) if os.path.exists(p)), None)
