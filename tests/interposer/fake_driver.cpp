@@ -4,8 +4,11 @@
 #include <cuda.h>
 #undef cuGetProcAddress  // define the v1 symbol itself, not the header's alias for _v2
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -148,6 +151,43 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* offset, size_t* size
   return CUDA_SUCCESS;
 }
 
+// With FAKE_NCCL_RENDEZVOUS=DIR, the fake collective behaves like NCCL's across processes: each
+// rank (RANK of WORLD_SIZE) that runs its k-th collective waits until every rank has run its
+// k-th. A rank whose collective went into a graph instead never arrives, and the others give up
+// after FAKE_NCCL_TIMEOUT_MS (default 10 s) with a message and exit status 3: a deadlock.
+namespace {
+int env_int(const char* name, int otherwise) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : otherwise;
+}
+
+void collective_rendezvous() {
+  static int count = 0;
+  const char* dir = std::getenv("FAKE_NCCL_RENDEZVOUS");
+  if (!dir) return;
+  const int rank = env_int("RANK", 0), ranks = env_int("WORLD_SIZE", 1);
+  ++count;
+  const std::string mine = std::string(dir) + "/rank" + std::to_string(rank);
+  {
+    std::ofstream(mine + ".tmp") << count;
+  }
+  std::rename((mine + ".tmp").c_str(), mine.c_str());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(env_int("FAKE_NCCL_TIMEOUT_MS", 10000));
+  for (int peer = 0; peer < ranks; ++peer) {
+    for (;;) {
+      int seen = 0;
+      std::ifstream(std::string(dir) + "/rank" + std::to_string(peer)) >> seen;
+      if (seen >= count) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        std::fprintf(stderr, "fake NCCL: rank %d waited for rank %d in collective %d: deadlock\n", rank, peer, count);
+        std::exit(3);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+}  // namespace
+
 // The same work as cuLaunchKernel, reachable without nimble in between (for the overhead test).
 static CUresult direct_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, CUstream s, void** params, void** extra) {
@@ -162,7 +202,10 @@ void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launc
                 CUstream s, void** params, void** extra) {                                     \
     const bool capture = s && fake::capturing(s);                                              \
     called(capture ? "captured" : #name);                                                      \
-    if (!capture && f == reinterpret_cast<CUfunction>(&g_collective)) called("collective_run");   \
+    if (!capture && f == reinterpret_cast<CUfunction>(&g_collective)) {                       \
+      called("collective_run");                                                                \
+      collective_rendezvous();                                                                 \
+    }                                                                                          \
     if (capture) {                                                                             \
       fake::captured(s, f, fake::kernel_args(f, params, extra));                               \
     } else {                                                                                   \

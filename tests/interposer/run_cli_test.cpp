@@ -245,6 +245,37 @@ TEST(RunCommand, CollectivesAreAlwaysTheProgramsOwnCallsBetweenGraphs) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("loop-collective").output)) << r.output;
 }
 
+// The no-deadlock rule with two ranks that do different things: rank 0 replays its iterations
+// (collectives between graphs, by the program), rank 1 refuses to replay (several streams turned
+// off) and runs everything itself. The fake driver's collective waits, across processes, until
+// every rank has issued as many; a collective left inside a graph would never arrive and its
+// peer would give up (exit 3). Both ranks finish, each with all 8 collectives issued.
+TEST(RunCommand, RanksThatReplayAndRanksThatDoNotIssueTheSameCollectives) {
+  const std::string dir = temp_dir();
+  const std::string probe = probe_path();
+  // Exit status 0 only when both ranks end well.
+  const std::string two_ranks = "RANK=0 WORLD_SIZE=2 '" + probe + "' loop-collective & r0=$!; RANK=1 WORLD_SIZE=2 "
+                                "NIMBLE_RUN_MULTI_STREAM=0 '" + probe + "' loop-collective; r1=$?; wait $r0 && [ $r1 -eq 0 ]";
+  std::vector<std::string> env = fake_driver_env(true);
+  env.push_back("FAKE_NCCL_RENDEZVOUS=" + dir);
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration",
+                                         "1", "-o", dir + "/t.json", "--", "/bin/sh", "-c", two_ranks});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("deadlock"), std::string::npos) << r.output;
+  const nlohmann::json replaying = read_json(dir + "/t.rank0.run.json");
+  const nlohmann::json refusing = read_json(dir + "/t.rank1.run.json");
+  ASSERT_TRUE(replaying.is_object() && refusing.is_object()) << r.output;
+  EXPECT_EQ(replaying.value("iterations_replayed", 0), 6) << replaying.dump(2);
+  EXPECT_EQ(replaying.value("collectives_run_in_place", 0), 6) << replaying.dump(2);
+  EXPECT_EQ(refusing.value("iterations_replayed", -1), 0) << refusing.dump(2);
+  std::size_t ranks_done = 0;
+  for (std::size_t at = r.output.find("collectives_run=8"); at != std::string::npos;
+       at = r.output.find("collectives_run=8", at + 1)) {
+    ++ranks_done;
+  }
+  EXPECT_EQ(ranks_done, 2u) << r.output;
+}
+
 // A program of two ranks (as torchrun starts them: RANK and WORLD_SIZE set, one process each)
 // under one `nimble run -o`: each rank writes its own trace and summary, and nimble prints a line
 // per rank. `nimble record` does the same with traces.
