@@ -56,6 +56,8 @@ class AutoRange {
   Action on_task(std::uint64_t signature, bool host_sync, bool kernel = true);
 
   Phase phase() const { return phase_; }
+  // The next task fed (if it matches) opens the window: the recorded period starts there.
+  bool begins_next() const { return phase_ == Phase::Waiting && remaining_ == 0; }
   std::size_t period() const { return period_; }
   bool diverged() const { return diverged_; }        // the recorded period did not match
   bool anchored_at_sync() const { return anchored_at_sync_; }

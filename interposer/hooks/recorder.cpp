@@ -38,9 +38,10 @@ thread_local int t_internal_depth = 0;
 // The automatic range sees a task (under the recorder's lock): where it came from, and its
 // signature.
 void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
-  s.capture->note_issuer(map_stream(call.stream, call.hook.stream), current_thread());
+  const deps::ThreadId thread = current_thread();
+  s.capture->note_issuer(map_stream(call.stream, call.hook.stream), thread);
   s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
-                         correlation);
+                         thread, correlation);
 }
 std::atomic<int> g_program_captures{0};
 
@@ -193,7 +194,7 @@ void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
     // Event handles come from pools and change between iterations; stream handles do not.
     const std::uint64_t sig = signature_of("sync", hash_string(hook.base),
                                            kind == SyncKind::Stream ? handle : 0);
-    if (!polled) s.capture->before_task(sig, /*host_sync=*/true, /*kernel=*/false);
+    if (!polled) s.capture->before_task(sig, /*host_sync=*/true, /*kernel=*/false, current_thread());
     if (s.engine->capturing()) {
       const deps::ThreadId tid = current_thread();
       switch (kind) {

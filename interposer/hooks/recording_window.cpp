@@ -12,6 +12,9 @@
 namespace nimble::hooks {
 namespace {
 constexpr std::size_t kKnownPeriodsBeforeRest = 3;
+// Tasks without a period in the whole sequence before the busiest kernel thread is followed alone.
+constexpr std::size_t kTasksBeforeLane = 1024;
+constexpr std::size_t kThreadsCounted = 64;
 }  // namespace
 
 RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
@@ -20,26 +23,36 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
     options.iteration = config_.iteration;
     if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
     auto_range_ = std::make_unique<AutoRange>(options);
+    // nimble run matches later iterations call by call, which an interleaving that changes
+    // defeats anyway: only recording looks at one thread's lane.
+    if (!config_.run) lane_range_ = std::make_unique<AutoRange>(options);
   }
   g_tasks_matter.store(auto_range_ != nullptr, std::memory_order_relaxed);
 }
 
-void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel,
+void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
                                  std::uint32_t correlation) {
   if (!auto_range_ || finished_) {
     if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
     return;
   }
-  const AutoRange::Phase before = auto_range_->phase();
-  const AutoRange::Action action = auto_range_->on_task(signature, host_sync, kernel);
-  if (before == AutoRange::Phase::Detecting && auto_range_->phase() != AutoRange::Phase::Detecting) {
-    debug_message("automatic range: a period of " + std::to_string(auto_range_->period()) + " tasks was found");
+  AutoRange::Action action = AutoRange::Action::None;
+  if (!lane_mode_) {
+    const AutoRange::Phase before = auto_range_->phase();
+    action = auto_range_->on_task(signature, host_sync, kernel);
+    if (before == AutoRange::Phase::Detecting && auto_range_->phase() != AutoRange::Phase::Detecting) {
+      debug_message("automatic range: a period of " + std::to_string(auto_range_->period()) + " tasks was found");
+    }
+  }
+  if (lane_range_ && (lane_mode_ || auto_range_->phase() == AutoRange::Phase::Detecting)) {
+    action = lane_task(signature, host_sync, kernel, thread);
   }
   switch (action) {
     case AutoRange::Action::BeginBefore:
     case AutoRange::Action::BeginBeforeEndAfter:
-      // The window's first task was already issued: count it as CUPTI saw it.
-      open_window(correlation, kernel);
+      // The window's first task was already issued: count it as CUPTI saw it. (Following a
+      // lane, another thread's task may have opened it just before.)
+      if (!open_) open_window(correlation, kernel);
       close_after_task_ = action == AutoRange::Action::BeginBeforeEndAfter;
       break;
     case AutoRange::Action::EndAfter:
@@ -59,9 +72,36 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
   }
   // A period was found: the window opens with one of the next tasks, which is issued before
   // nimble knows it is the first. CUPTI must already be listening then.
-  if (!open_ && auto_range_->phase() != AutoRange::Phase::Detecting && !cupti_running_ && windows_written_ == 0) {
+  if (!open_ && deciding().phase() != AutoRange::Phase::Detecting && !cupti_running_ && windows_written_ == 0) {
     start_cupti();
   }
+}
+
+AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_sync, bool kernel,
+                                             std::uint64_t thread) {
+  if (!lane_) {
+    if (kernel && (kernels_by_thread_.count(thread) || kernels_by_thread_.size() < kThreadsCounted)) {
+      ++kernels_by_thread_[thread];
+    }
+    if (auto_range_->tasks_seen() < kTasksBeforeLane || kernels_by_thread_.size() < 2) return AutoRange::Action::None;
+    lane_ = std::max_element(kernels_by_thread_.begin(), kernels_by_thread_.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    debug_message("automatic range: no period in the whole sequence; following the thread that launched the most "
+                  "kernels");
+  }
+  if (thread != *lane_ && !host_sync) {
+    // Another thread's task right after the period's start (a host sync) belongs to the
+    // iteration recorded next.
+    if (lane_mode_ && !open_ && lane_range_->begins_next()) return AutoRange::Action::BeginBefore;
+    return AutoRange::Action::None;
+  }
+  const AutoRange::Action action = lane_range_->on_task(signature, host_sync, kernel);
+  if (!lane_mode_ && lane_range_->phase() != AutoRange::Phase::Detecting) {
+    lane_mode_ = true;
+    debug_message("automatic range: a period of " + std::to_string(lane_range_->period()) +
+                  " tasks was found in one thread's lane");
+  }
+  return action;
 }
 
 void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
@@ -239,11 +279,15 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_used = cupti_running_;
   report.cupti_status = cupti_status_;
   if (auto_range_) {
-    report.auto_range = {{"period", auto_range_->period()},
-                         {"anchored_at_host_sync", auto_range_->anchored_at_sync()},
-                         {"matched_expected_period", !auto_range_->diverged()},
-                         {"detections", auto_range_->detections()},
-                         {"first_task_index", auto_range_->window_start()}};
+    AutoRange& range = deciding();
+    report.auto_range = {{"period", range.period()},
+                         {"anchored_at_host_sync", range.anchored_at_sync()},
+                         {"matched_expected_period", !range.diverged()},
+                         {"detections", range.detections()},
+                         {"first_task_index", range.window_start()}};
+    // Following one thread: the period counts its tasks and the host syncs; the window also holds
+    // the other threads' tasks issued meanwhile.
+    if (lane_mode_) report.auto_range["followed_one_thread"] = true;
   }
   std::optional<trace::Trace> written = write_recorded_trace(report);
   ++windows_written_;
@@ -258,7 +302,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // `nimble run`: later iterations that match this one are launched as graphs.
   if (config_.run && !at_exit) {
     RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
-                               auto_range_ ? auto_range_->fingerprint() : 0, engine().event_points()};
+                               auto_range_ ? deciding().fingerprint() : 0, engine().event_points()};
     const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
     if (again && may_record_again) watch_again();
     if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

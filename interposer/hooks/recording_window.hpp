@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -24,7 +25,7 @@ class RecordingWindow {
 
   // Around every task and host sync, in issue order (the automatic range decides here). Tasks
   // arrive after their driver call returned: `correlation` is the call's CUPTI id (0: none).
-  void before_task(std::uint64_t signature, bool host_sync, bool kernel,
+  void before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
                    std::uint32_t correlation = 0);
   void after_task();
   // Which stream and thread a task the automatic range watches came from: when no period is
@@ -55,11 +56,21 @@ class RecordingWindow {
 
  private:
   void start_cupti();
+  AutoRange::Action lane_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread);
+  AutoRange& deciding() { return lane_mode_ ? *lane_range_ : *auto_range_; }
   void open_window(std::uint32_t first_correlation = 0, bool first_is_kernel = false);
   void close_window(const std::string& reason, bool truncated, bool at_exit);
 
   const Config& config_;
   std::unique_ptr<AutoRange> auto_range_;
+  // Threads whose tasks interleave differently every iteration (JAX's transfer threads): when
+  // the whole sequence shows no period for a while, `nimble record` also looks in the tasks of
+  // the thread that launched the most kernels (and every host sync), and once that lane repeats,
+  // it decides the window; other threads' tasks inside it are recorded as they come.
+  std::unique_ptr<AutoRange> lane_range_;
+  std::map<std::uint64_t, std::size_t> kernels_by_thread_;  // while detecting, at most 64 threads
+  std::optional<std::uint64_t> lane_;  // the thread followed, once chosen
+  bool lane_mode_ = false;             // lane_range_ found the period
   bool open_ = false;
   bool finished_ = false;
   bool close_after_task_ = false;

@@ -15,8 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 
 extern "C" const char* fake_driver_last_call();
 extern "C" CUfunction fake_driver_function(const char* which);
@@ -174,6 +177,51 @@ int interleaved(int iterations) {
     }
     cuCtxSynchronize();
   }
+  return 0;
+}
+
+// Like `interleaved`, with the other stream fed by a second thread, as JAX's transfer threads
+// feed theirs: the main thread hands it its turn and waits until it has launched. The turn comes
+// at position 1 or 4 following the Thue-Morse sequence, which never repeats a block three times
+// in a row, so the whole sequence has no period however long the program runs.
+int interleaved_threads(int iterations) {
+  CUstream s1, s2;
+  cuStreamCreate(&s1, 0);
+  cuStreamCreate(&s2, 0);
+  CUdeviceptr a;
+  cuMemAlloc(&a, 64);
+  int n = 1;
+  void* args[] = {&a, &n};
+  CUfunction fill = fake_driver_function("fill"), other = fake_driver_function("noargs");
+  std::mutex mu;
+  std::condition_variable cv;
+  int asked = 0, done = 0;
+  std::thread helper([&] {
+    CUcontext ctx = nullptr;
+    cuCtxGetCurrent(&ctx);
+    for (int i = 0; i < iterations; ++i) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return asked > i; });
+      launch(cuLaunchKernel, other, s2, nullptr);
+      ++done;
+      cv.notify_all();
+    }
+  });
+  for (int i = 0; i < iterations; ++i) {
+    const int turn = (__builtin_popcount(static_cast<unsigned>(i)) & 1) ? 4 : 1;
+    for (int k = 0; k < 7; ++k) {
+      if (k != turn) {
+        launch(cuLaunchKernel, fill, s1, args);
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      ++asked;
+      cv.notify_all();
+      cv.wait(lock, [&] { return done > i; });
+    }
+    cuCtxSynchronize();
+  }
+  helper.join();
   return 0;
 }
 
@@ -611,6 +659,7 @@ int main(int argc, char** argv) {
   if (mode == "auto") return record(12, false);
   if (mode == "polled") return polled(16);
   if (mode == "interleaved") return interleaved(20);
+  if (mode == "interleaved-threads") return interleaved_threads(200);
   if (mode == "exit-open") return exit_while_open();
   if (mode == "fork") return fork_child_does_not_write();
   if (mode == "bench") return bench();

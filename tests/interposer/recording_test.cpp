@@ -171,6 +171,29 @@ TEST(Recording, NoPeriodAcrossStreamsNamesTheStreams) {
             std::string::npos) << r.run.output;
 }
 
+// The same order fed from two threads (as JAX's transfer threads feed their streams): the whole
+// sequence never repeats, so after 1024 tasks nimble follows the thread that launches the most
+// kernels (and the host syncs). Its lane repeats; the window then holds one iteration, the
+// other thread's kernel included wherever it came: six fills, the other kernel, the sync.
+TEST(Recording, InterleavedThreadsAreRecordedByFollowingTheBusiestThread) {
+  const Recorded r = record("interleaved-threads", "auto");
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+  ASSERT_TRUE(r.trace) << r.run.output << r.diagnostics;
+  std::map<std::string, int> kinds;
+  int others = 0;
+  for (const auto& task : r.trace->tasks) {
+    ++kinds[task.kind];
+    if (task.kind == "kernel" && task.extra.value("name", json()).dump().find("noargs") != std::string::npos) ++others;
+  }
+  EXPECT_EQ(kinds["kernel"], 7) << r.run.output;
+  EXPECT_EQ(others, 1) << r.run.output;
+  EXPECT_EQ(kinds["sync"], 1) << r.run.output;
+  const json capture = r.trace->extra.value("capture", json());
+  EXPECT_EQ(capture["auto"].value("followed_one_thread", false), true) << capture.dump();
+  EXPECT_EQ(capture["auto"].value("anchored_at_host_sync", false), true) << capture.dump();
+  EXPECT_EQ(capture["auto"].value("period", 0), 7) << capture.dump();  // six fills and the sync
+}
+
 TEST(Recording, NvtxRangeWithoutInjectionSaysHowToEnableIt) {
   const Recorded r = record("auto", "nvtx:step");
   EXPECT_FALSE(r.trace);
