@@ -159,32 +159,13 @@ int polled(int iterations) {
 }
 
 // Two streams whose order never repeats three times over (JAX feeds its transfer streams from
-// other threads): per iteration six kernels on one stream, another kernel on the other at position (i*i)%7
-// among them, then a device sync. No period can be found.
-int interleaved(int iterations) {
-  CUstream s1, s2;
-  cuStreamCreate(&s1, 0);
-  cuStreamCreate(&s2, 0);
-  CUdeviceptr a;
-  cuMemAlloc(&a, 64);
-  int n = 1;
-  void* args[] = {&a, &n};
-  CUfunction fill = fake_driver_function("fill"), other = fake_driver_function("noargs");
-  for (int i = 0; i < iterations; ++i) {
-    for (int k = 0; k < 7; ++k) {
-      const bool second = k == (i * i) % 7;
-      launch(cuLaunchKernel, second ? other : fill, second ? s2 : s1, second ? nullptr : args);
-    }
-    cuCtxSynchronize();
-  }
-  return 0;
-}
-
-// Like `interleaved`, with the other stream fed by a second thread, as JAX's transfer threads
-// feed theirs: the main thread hands it its turn and waits until it has launched. The turn comes
-// at position 1 or 4 following the Thue-Morse sequence, which never repeats a block three times
-// in a row, so the whole sequence has no period however long the program runs.
-int interleaved_threads(int iterations) {
+// other threads): per iteration six kernels on one stream and another kernel on the other at a
+// turn among them, then a device sync. No period can be found in the whole sequence.
+//  * one thread: the turn is (i*i)%7 (which repeats only every 7 iterations: run fewer than 21);
+//  * `threads`: the other kernel comes from a second thread, which the main thread hands its turn
+//    and waits for; the turn is 1 or 4 following the Thue-Morse sequence, which never repeats a
+//    block three times in a row, so no period shows however long the program runs.
+int interleaved(int iterations, bool threads) {
   CUstream s1, s2;
   cuStreamCreate(&s1, 0);
   cuStreamCreate(&s2, 0);
@@ -196,32 +177,40 @@ int interleaved_threads(int iterations) {
   std::mutex mu;
   std::condition_variable cv;
   int asked = 0, done = 0;
-  std::thread helper([&] {
-    CUcontext ctx = nullptr;
-    cuCtxGetCurrent(&ctx);
-    for (int i = 0; i < iterations; ++i) {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return asked > i; });
-      launch(cuLaunchKernel, other, s2, nullptr);
-      ++done;
-      cv.notify_all();
-    }
-  });
-  for (int i = 0; i < iterations; ++i) {
-    const int turn = (__builtin_popcount(static_cast<unsigned>(i)) & 1) ? 4 : 1;
-    for (int k = 0; k < 7; ++k) {
-      if (k != turn) {
-        launch(cuLaunchKernel, fill, s1, args);
-        continue;
+  std::thread helper;
+  if (threads) {
+    helper = std::thread([&] {
+      for (int i = 0; i < iterations; ++i) {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return asked > i; });
+        launch(cuLaunchKernel, other, s2, nullptr);
+        ++done;
+        cv.notify_all();
       }
-      std::unique_lock<std::mutex> lock(mu);
-      ++asked;
-      cv.notify_all();
-      cv.wait(lock, [&] { return done > i; });
+    });
+  }
+  auto launch_other = [&](int i) {
+    if (!threads) {
+      launch(cuLaunchKernel, other, s2, nullptr);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu);
+    ++asked;
+    cv.notify_all();
+    cv.wait(lock, [&] { return done > i; });
+  };
+  for (int i = 0; i < iterations; ++i) {
+    const int turn = !threads ? (i * i) % 7 : (__builtin_popcount(static_cast<unsigned>(i)) & 1) ? 4 : 1;
+    for (int k = 0; k < 7; ++k) {
+      if (k == turn) {
+        launch_other(i);
+      } else {
+        launch(cuLaunchKernel, fill, s1, args);
+      }
     }
     cuCtxSynchronize();
   }
-  helper.join();
+  if (threads) helper.join();
   return 0;
 }
 
@@ -658,8 +647,8 @@ int main(int argc, char** argv) {
   if (mode == "record") return record(3, true);
   if (mode == "auto") return record(12, false);
   if (mode == "polled") return polled(16);
-  if (mode == "interleaved") return interleaved(20);
-  if (mode == "interleaved-threads") return interleaved_threads(200);
+  if (mode == "interleaved") return interleaved(20, false);
+  if (mode == "interleaved-threads") return interleaved(200, true);
   if (mode == "exit-open") return exit_while_open();
   if (mode == "fork") return fork_child_does_not_write();
   if (mode == "bench") return bench();

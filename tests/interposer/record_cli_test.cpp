@@ -21,6 +21,13 @@ std::vector<std::string> fake_driver_env() {
   return {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0"};
 }
 
+// `nimble bench --iterations 3` on a probe mode, with the fake driver's graph functions.
+RunResult bench_with_graphs(const std::string& out, const std::string& mode) {
+  std::vector<std::string> env = fake_driver_env();
+  env.push_back("FAKE_DRIVER_GRAPHS=1");
+  return run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "3", "--", probe_path(), mode});
+}
+
 TEST(RecordCommand, RecordsAndSummarises) {
   const std::string out = temp_dir() + "/trace.json";
   const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "record", "-o", out, "--", probe_path(), "record"});
@@ -196,11 +203,7 @@ TEST(BenchCommand, FakeDriverLacksReplayFunctions) {
 // keep their place and do nothing, and the results say the host function was not called.
 TEST(BenchCommand, ProgramGraphNodesAreBenchedAndHostFunctionsNotCalled) {
   const std::string dir = temp_dir();
-  const std::string out = dir + "/trace.json";
-  std::vector<std::string> env = fake_driver_env();
-  env.push_back("FAKE_DRIVER_GRAPHS=1");
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "3", "--", probe_path(),
-                                         "program-graph"});
+  const RunResult r = bench_with_graphs(dir + "/trace.json", "program-graph");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("host_calls=4"), std::string::npos) << r.output;  // not one call more
   const nlohmann::json bench = read_json(dir + "/trace.bench.json");
@@ -221,10 +224,7 @@ TEST(BenchCommand, ProgramGraphNodesAreBenchedAndHostFunctionsNotCalled) {
 TEST(BenchCommand, AnIterationWithACollectiveIsRefusedNamingIt) {
   const std::string dir = temp_dir();
   const std::string out = dir + "/trace.json";
-  std::vector<std::string> env = fake_driver_env();
-  env.push_back("FAKE_DRIVER_GRAPHS=1");
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "bench", "-o", out, "--iterations", "3", "--", probe_path(),
-                                         "loop-collective"});
+  const RunResult r = bench_with_graphs(out, "loop-collective");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const nlohmann::json bench = read_json(dir + "/trace.bench.json");
   ASSERT_TRUE(bench.is_object()) << r.output;
