@@ -169,6 +169,8 @@ class Captured:
         self.rejected = {}
 
     def rewire(self, wiring):
+        if self.report and wiring == self.wiring:
+            return  # already wired so and instantiated (capture_step asks for "chain" twice)
         self.report = self.session.rewire(self.graph.raw_cuda_graph(), wiring)
         self.graph.instantiate()
         self.wiring = wiring

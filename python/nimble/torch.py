@@ -23,6 +23,11 @@ __all__ = ["Nimble", "capture_step", "NimbleError"]
 WIRINGS = ("chain", "reduced", "schedule")
 
 
+def _check_wiring(wiring):
+    if wiring != "auto" and wiring not in WIRINGS:
+        raise NimbleError(f"unknown wiring {wiring!r} (expected auto or one of {', '.join(WIRINGS)})")
+
+
 def _describe(t):
     return f"shape {tuple(t.shape)}, {t.dtype}, {t.device}"
 
@@ -85,8 +90,7 @@ class Nimble(torch.nn.Module):
 
     def __init__(self, model, wiring="auto", copy_outputs=True, isolate_memory=True):
         super().__init__()
-        if wiring != "auto" and wiring not in WIRINGS:
-            raise NimbleError(f"unknown wiring {wiring!r} (expected auto or one of {', '.join(WIRINGS)})")
+        _check_wiring(wiring)
         self.model = model
         self.wiring = wiring
         self.copy_outputs = copy_outputs
@@ -364,7 +368,6 @@ def capture_step(step_fn, *example_batch, wiring="auto", warmup=3, isolate_memor
     isolate_memory: as for Nimble; "auto" times every wiring and PyTorch's own graph of the step
     from the same saved state (weights, optimizer state), keeps the fastest whose outputs and
     state equal the captured order's bit for bit, and puts the state back."""
-    if wiring != "auto" and wiring not in WIRINGS:
-        raise NimbleError(f"unknown wiring {wiring!r} (expected auto or one of {', '.join(WIRINGS)})")
+    _check_wiring(wiring)
     require_native_allocator("capture_step")
     return CapturedStep(step_fn, example_batch, wiring, warmup, isolate_memory)
