@@ -8,6 +8,7 @@ captured chain by the dependencies those extents imply (libnimble_graph.so), and
 instantiated and replayed by PyTorch as usual.
 """
 import contextlib
+import gc
 import os
 import statistics
 import sys
@@ -90,12 +91,18 @@ class _OperationMarks(TorchDispatchMode):
     operation allocates from a memory pool of its own: its temporaries (cuDNN workspaces,
     layout conversions, split-K buffers), which nimble only sees as whole driver allocations,
     then share those allocations with nothing else. This renames memory as `nimble bench` does,
-    at the cost of a few MB per operation."""
+    at the cost of a few MB per operation. Pools stop once the memory PyTorch reserves reaches
+    `isolate_until` bytes: later operations share the graph's pool (reused memory orders them,
+    which is slower but right), and `shared_operations` counts them. Running out of memory
+    during a capture is not an option: PyTorch's allocator cannot free cached memory then and
+    aborts the process."""
 
-    def __init__(self, session, isolate):
+    def __init__(self, session, isolate, isolate_until=0):
         super().__init__()
         self.session = session
         self.isolate = isolate
+        self.isolate_until = isolate_until
+        self.shared_operations = 0
         self.pools = []
         self.kept = []
         self.error = None
@@ -129,7 +136,9 @@ class _OperationMarks(TorchDispatchMode):
             self.session.mark(stream, [])  # whatever came before: unknown origin
         except NimbleError as e:
             self.error = f"before {func}: {e}"
-        if self.isolate:
+        isolate = self.isolate and torch.cuda.memory_reserved() < self.isolate_until  # host-side count
+        self.shared_operations += self.isolate and not isolate
+        if isolate:
             pool = torch.cuda.MemPool()
             self.pools.append(pool)
             with torch.cuda.use_mem_pool(pool):
@@ -158,6 +167,7 @@ class Captured:
         self.graph = graph
         self.session = session
         self.operations = marks.operations
+        self.shared_operations = marks.shared_operations  # operations past the isolation budget
         # Memory from before the capture that the graph uses (weights, optimizer state, batch-norm
         # statistics, inputs): what a training step carries between replays, and more.
         self.state = list(marks.state.values())  # (storage, element size)
@@ -182,7 +192,14 @@ def capture(fn, *, pool=None, stream=None, session=None, isolate=True, plain=Fal
     at all, exactly PyTorch's own graph (only the "chain" wiring makes sense for it)."""
     session = session or Session()
     graph = torch.cuda.CUDAGraph(keep_graph=True)
-    marks = _OperationMarks(session, isolate)
+    isolate_until = 0
+    if isolate and not plain:
+        # Pools of an earlier capture that was let go only return to the device here: the
+        # allocator cannot free them while capturing. Half of what is then free may be isolated.
+        gc.collect()
+        torch.cuda.empty_cache()
+        isolate_until = torch.cuda.memory_reserved() + torch.cuda.mem_get_info()[0] // 2
+    marks = _OperationMarks(session, isolate, isolate_until)
     with torch.cuda.graph(graph, pool=pool, stream=stream):
         with contextlib.nullcontext() if plain else marks:
             result = fn()

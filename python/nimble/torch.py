@@ -10,6 +10,8 @@
 Inputs must keep the shape, dtype and device prepare() saw (anything else is an error that
 says so); non-tensor arguments are captured as constants and must stay equal.
 """
+import re
+
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
@@ -19,13 +21,19 @@ from ._torch_capture import (StateSnapshot, capture, choose_wiring, replays_as_r
 
 __all__ = ["Nimble", "capture_step", "NimbleError"]
 
-# Every wiring prepare() tries; the fastest that gives the captured order's outputs wins.
-WIRINGS = ("chain", "reduced", "schedule")
+# Every wiring prepare() tries; the fastest that gives the captured order's outputs wins. The
+# capped schedules matter for large graphs: a graph of hundreds of streams costs the driver so
+# much host time per launch that back-to-back replays run at half speed or worse
+# (scripts/gpu/launch_probe.py: DenseNet-121's training step, 721 streams, 20.7 ms per step back
+# to back; on 8 streams 8.05 ms; PyTorch's single-stream graph 8.6 ms).
+WIRINGS = ("chain", "reduced", "schedule", "schedule:16", "schedule:8", "schedule:4")
 
 
 def _check_wiring(wiring):
-    if wiring != "auto" and wiring not in WIRINGS:
-        raise NimbleError(f"unknown wiring {wiring!r} (expected auto or one of {', '.join(WIRINGS)})")
+    capped = re.fullmatch(r"schedule:([0-9]+)", wiring) if isinstance(wiring, str) else None
+    if wiring != "auto" and wiring not in WIRINGS and not (capped and 1 <= int(capped[1]) <= 1024):
+        raise NimbleError(f"unknown wiring {wiring!r} (expected auto, one of {', '.join(WIRINGS)}, "
+                          "or schedule:K for the schedule on at most K streams, 1 <= K <= 1024)")
 
 
 def _describe(t):
@@ -78,7 +86,8 @@ class Nimble(torch.nn.Module):
 
     wiring: "auto" (prepare times every wiring in WIRINGS and PyTorch's own graph, and keeps the
     fastest whose outputs equal the captured order's bit for bit; the report says which: one of
-    WIRINGS or "pytorch"), or one of "reduced", "schedule", "chain".
+    WIRINGS or "pytorch"), or one of "reduced", "schedule", "chain", or "schedule:K" (the schedule
+    on at most K streams: fewer forks and joins, which the driver pays for at every launch).
     copy_outputs: return fresh tensors (True) or the graph's own output tensors, which the next
     call overwrites (False: the paper's behaviour, a little faster).
     isolate_memory: every operation allocates from a pool of its own during the capture, so no
@@ -151,6 +160,7 @@ def _summary(captured):
     # replays (nondeterministic kernels), set aside when candidates were compared.
     return {**captured.report, "wiring": captured.wiring, "replay_ms": captured.timings_ms,
             "rejected": captured.rejected, "operations": captured.operations,
+            "operations_sharing_memory": captured.shared_operations,
             "unchecked_bytes": captured.unchecked_bytes}
 
 

@@ -288,7 +288,7 @@ std::vector<CUgraphNode> capture_order(nimble_graph_session& s, CUgraph graph, c
   return order;
 }
 
-nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, rw::Wiring wiring) {
+nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, const rw::WiringSpec& wiring) {
   const Edges before = graph_edges(s, graph);
   // Programmatic edges (programmatic dependent launch, from cuBLAS/cuDNN) become full edges where
   // the new wiring needs one: a full edge is always at least as strong.
@@ -397,7 +397,7 @@ int nimble_graph_rewire(nimble_graph_session* s, uint64_t graph, const char* wir
   try {
     const auto w = rw::parse_wiring(wiring ? wiring : "");
     if (!w) throw std::runtime_error(std::string("unknown wiring '") + (wiring ? wiring : "") +
-                                     "' (expected reduced, schedule or chain)");
+                                     "' (expected reduced, schedule, schedule:K for at most K streams, or chain)");
     const std::string text = rewire(*s, reinterpret_cast<CUgraph>(graph), *w).dump();
     if (text.size() + 1 > report_size) throw std::runtime_error("the report buffer is too small");
     put(report, report_size, text);

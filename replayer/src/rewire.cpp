@@ -1,8 +1,10 @@
 #include "nimble/replayer/rewire.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include "nimble/scheduler/chains.hpp"
@@ -113,14 +115,32 @@ const char* wiring_name(Wiring wiring) {
   return "?";
 }
 
-std::optional<Wiring> parse_wiring(std::string_view name) {
+std::string wiring_name(const WiringSpec& spec) {
+  std::string name = wiring_name(spec.wiring);
+  if (spec.wiring == Wiring::Schedule && spec.max_streams) name.append(":").append(std::to_string(spec.max_streams));
+  return name;
+}
+
+std::optional<WiringSpec> parse_wiring(std::string_view name) {
+  constexpr std::uint32_t kMostStreams = 1024;
+  std::uint32_t streams = 0;
+  if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+    const std::string_view count = name.substr(colon + 1);
+    name = name.substr(0, colon);
+    const auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), streams);
+    if (error != std::errc() || end != count.data() + count.size() || streams < 1 || streams > kMostStreams ||
+        name != wiring_name(Wiring::Schedule)) {
+      return std::nullopt;
+    }
+  }
   for (Wiring w : {Wiring::Chain, Wiring::Reduced, Wiring::Schedule}) {
-    if (name == wiring_name(w)) return w;
+    if (name == wiring_name(w)) return WiringSpec{w, streams};
   }
   return std::nullopt;
 }
 
-Rewiring plan(const std::vector<Node>& nodes, Wiring wiring) {
+Rewiring plan(const std::vector<Node>& nodes, const WiringSpec& spec) {
+  const Wiring wiring = spec.wiring;
   if (nodes.empty()) throw std::invalid_argument("the captured graph has no nodes");
   Rewiring out;
   scheduler::Dag dag;
@@ -141,7 +161,9 @@ Rewiring plan(const std::vector<Node>& nodes, Wiring wiring) {
       }
       break;
     case Wiring::Schedule: {
-      const scheduler::ScheduleResult s = scheduler::schedule_dag(dag);
+      scheduler::Options options;
+      options.max_streams = spec.max_streams;
+      const scheduler::ScheduleResult s = scheduler::schedule_dag(dag, options);
       const std::vector<scheduler::NodeIndex> previous = scheduler::stream_predecessors(s.schedule.assignment);
       for (scheduler::NodeIndex v = 0; v < n; ++v) {
         if (previous[v] != scheduler::kNoNode) out.edges.emplace_back(previous[v], v);

@@ -29,6 +29,7 @@ def expect_error(fn, needle, what):
 
 s = Session()
 expect_error(lambda: s.rewire(0x1234, "fastest"), "unknown wiring 'fastest'", "an unknown wiring is refused")
+expect_error(lambda: s.rewire(0x1234, "schedule:0"), "schedule:K", "a schedule on no streams is refused")
 expect_error(lambda: s.mark(0x10, [(0x7f0000000000, 64, True)]), "not being captured",
              "a mark outside a capture is refused")
 s.close()

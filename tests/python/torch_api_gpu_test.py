@@ -112,16 +112,26 @@ def training_step(steps=50, free_memory=None):
     # capture_step's warm-up runs 3 real steps on the example batch: do the same eagerly.
     for _ in range(3):
         eager_step(*data[0])
-    real_mem_get_info = torch.cuda.mem_get_info
+    real_mem_get_info, real_reserved = torch.cuda.mem_get_info, torch.cuda.memory_reserved
     if free_memory is not None:
+        # A device nearly full: nothing free, nothing cached beyond what tensors hold.
         torch.cuda.mem_get_info = lambda *a: (free_memory, real_mem_get_info(*a)[1])
+        torch.cuda.memory_reserved = torch.cuda.memory_allocated
     try:
         graphed_step = nimble.torch.capture_step(step(mg, og), *data[0])
+        if free_memory is not None:
+            # Past the budget, operations share the graph's pool instead of pools of their own.
+            # (A throw-away capture of a copy: the step under test keeps its own state.)
+            mp, op = setup()
+            probe = nimble.torch.capture_step(step(mp, op), *data[0], wiring="reduced")
+            shared = probe.report["operations_sharing_memory"], probe.report["operations"]
+            del probe, mp, op
     finally:
-        torch.cuda.mem_get_info = real_mem_get_info
+        torch.cuda.mem_get_info, torch.cuda.memory_reserved = real_mem_get_info, real_reserved
     r = graphed_step.report
     if free_memory is not None:
         check(r["wiring"] == "pytorch" and "all" in r["rejected"], f"{label}: PyTorch's graph kept ({r['rejected']})")
+        check(shared[0] > 0, f"{label}: operations past the memory budget share the graph's pool ({shared[0]} of {shared[1]})")
     print(f"{label}: wiring {r['wiring']} of {r['replay_ms']}, nodes {r['nodes']}, longest path "
           f"{r['longest_path_nodes']}, whole allocations {r['pointers_whole_allocation']}")
     # Choosing replays the step many times from a saved state: the weights, momentum and

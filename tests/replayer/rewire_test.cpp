@@ -129,7 +129,40 @@ TEST(RewirePlan, AnEmptyGraphIsAnError) {
 
 TEST(RewirePlan, WiringNamesRoundTrip) {
   for (auto w : {rw::Wiring::Chain, rw::Wiring::Reduced, rw::Wiring::Schedule}) {
-    EXPECT_EQ(rw::parse_wiring(rw::wiring_name(w)), w);
+    EXPECT_EQ(rw::parse_wiring(rw::wiring_name(w)), (rw::WiringSpec{w, 0}));
   }
+  const rw::WiringSpec capped{rw::Wiring::Schedule, 4};
+  EXPECT_EQ(rw::wiring_name(capped), "schedule:4");
+  EXPECT_EQ(rw::parse_wiring("schedule:4"), capped);
   EXPECT_FALSE(rw::parse_wiring("fastest"));
+  for (const char* bad : {"schedule:", "schedule:0", "schedule:1025", "schedule:4x", "reduced:4", "schedule:-1"}) {
+    EXPECT_FALSE(rw::parse_wiring(bad)) << bad;
+  }
+}
+
+TEST(RewirePlan, AScheduleKeepsToItsStreamCap) {
+  // Four independent branches, each a write then a read of its own buffer, joined by node 8.
+  std::vector<rw::Node> nodes;
+  for (std::uint64_t b = 0; b < 4; ++b) nodes.push_back(kernel({writes(0x1000 * (b + 1))}));
+  for (std::uint64_t b = 0; b < 4; ++b) nodes.push_back(kernel({reads(0x1000 * (b + 1)), writes(0x10000 * (b + 1))}));
+  nodes.push_back(kernel({reads(0x10000), reads(0x20000), reads(0x30000), reads(0x40000)}));
+  EXPECT_EQ(rw::plan(nodes, rw::Wiring::Schedule).streams, 4u);
+  const rw::Rewiring two = rw::plan(nodes, rw::WiringSpec{rw::Wiring::Schedule, 2});
+  EXPECT_EQ(two.streams, 2u);
+  EXPECT_LT(two.syncs, rw::plan(nodes, rw::Wiring::Schedule).syncs);
+  // Still every dependency holds: each read after its write, the join after every branch.
+  const EdgeSet s = edges(two);
+  std::vector<std::set<std::uint32_t>> reach(nodes.size());
+  for (std::uint32_t v = 0; v < nodes.size(); ++v) {
+    for (auto [from, to] : s) {
+      if (to == v) {
+        reach[v].insert(from);
+        reach[v].insert(reach[from].begin(), reach[from].end());
+      }
+    }
+  }
+  for (std::uint32_t b = 0; b < 4; ++b) {
+    EXPECT_TRUE(reach[4 + b].count(b)) << "read of branch " << b;
+    EXPECT_TRUE(reach[8].count(4 + b)) << "join after branch " << b;
+  }
 }
