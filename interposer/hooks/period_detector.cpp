@@ -29,10 +29,46 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
   return 0;
 }
 
-std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period) {
+SubPeriod tiling_sub_period(const std::vector<std::uint64_t>& seq, std::size_t period, std::size_t repeats,
+                            double cover, std::size_t min_block, const std::vector<bool>* kernel) {
+  const std::size_t n = seq.size();
+  if (cover <= 0 || period > n || repeats < 2) return {};
+  const std::size_t begin = n - period;
+  const auto needed = static_cast<std::size_t>(cover * static_cast<double>(period) + 0.999999);
+  const std::size_t slack = period - std::min(needed, period);  // entries outside the run, at most
+  for (std::size_t q = std::max<std::size_t>(1, min_block); q * repeats <= period && q < period; ++q) {
+    // Any run covering `needed` entries holds seq[i] == seq[i + q] across the middle of the
+    // period: check there first (most q fail at once), then find where the run begins and ends.
+    const std::size_t mid_begin = begin + slack, mid_end = n - slack;  // [mid_begin, mid_end) inside the run
+    if (mid_end < mid_begin + q) continue;
+    bool holds = true;
+    for (std::size_t i = mid_begin; i + q < mid_end && holds; ++i) holds = seq[i] == seq[i + q];
+    if (!holds) continue;
+    std::size_t first = mid_begin;
+    while (first > begin && seq[first - 1] == seq[first - 1 + q]) --first;
+    std::size_t last = mid_end - q;  // the last i with seq[i] == seq[i + q]
+    while (last + q + 1 < n && seq[last + 1] == seq[last + 1 + q]) ++last;
+    const std::size_t blocks = (last + q + 1 - first) / q;  // whole blocks in the run
+    if (blocks < repeats || blocks * q < needed) continue;
+    if (kernel) {
+      bool launches = false;
+      for (std::size_t k = first; k < first + q && !launches; ++k) launches = (*kernel)[k];
+      if (!launches) continue;
+    }
+    return {q, first - begin};
+  }
+  return {};
+}
+
+std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period, std::size_t end) {
   std::uint64_t sum = mix(0, period);
-  for (std::size_t k = seq.size() - std::min(period, seq.size()); k < seq.size(); ++k) sum += mix(0x6e696d626c65ULL, seq[k]);
+  const std::size_t stop = seq.size() - std::min(end, seq.size());
+  for (std::size_t k = stop - std::min(period, stop); k < stop; ++k) sum += mix(0x6e696d626c65ULL, seq[k]);
   return sum;
+}
+
+std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period) {
+  return period_fingerprint(seq, period, 0);
 }
 
 AutoRange::AutoRange(Options options) : options_(options) {
@@ -44,7 +80,7 @@ AutoRange::AutoRange(Options options) : options_(options) {
 
 bool AutoRange::matches_period() const {
   const std::size_t n = history_.size();
-  return n > period_ && history_[n - 1] == history_[n - 1 - period_];
+  return n > match_distance_ && history_[n - 1] == history_[n - 1 - match_distance_];
 }
 
 void AutoRange::trim_history() {
@@ -63,6 +99,7 @@ void AutoRange::restart() {
   last_sync_ = 0;
   last_check_ = total_;
   period_ = 0;
+  match_distance_ = 0;
   remaining_ = 0;
   captured_ = 0;
   diverged_ = false;
@@ -87,17 +124,27 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
           smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
                                     options_.require_kernel ? &kernels_ : nullptr);
       if (p == 0) return Action::None;
-      const std::uint64_t fingerprint = period_fingerprint(history_, p);
+      // Between syncs: one block repeated across nearly all of the period is the iteration. Its
+      // window opens after the period's head, and the steady tasks still repeat at distance p.
+      const std::size_t min_block = std::max(options_.sub_period_min_tasks, (options_.min_span + options_.repeats - 1) / options_.repeats);
+      const SubPeriod sub = host_sync && p >= 8 * options_.sub_period_min_tasks
+                                ? tiling_sub_period(history_, p, options_.repeats, options_.sub_period_cover, min_block,
+                                                    options_.require_kernel ? &kernels_ : nullptr)
+                                : SubPeriod{};
+      const std::size_t length = sub.period ? sub.period : p;
+      const std::uint64_t fingerprint =
+          sub.period ? period_fingerprint(history_, sub.period, p - sub.head - sub.period) : period_fingerprint(history_, p);
       if (options_.known && options_.known(fingerprint)) {
         ++known_in_a_row_;
         return Action::None;
       }
       known_in_a_row_ = 0;
       fingerprint_ = fingerprint;
-      period_ = p;
+      period_ = length;
+      match_distance_ = p;
       anchored_at_sync_ = host_sync;
       ++detections_;
-      remaining_ = static_cast<std::size_t>(options_.iteration - 1) * p;
+      remaining_ = sub.head + static_cast<std::size_t>(options_.iteration - 1) * length;
       phase_ = Phase::Waiting;
       return Action::None;
     }

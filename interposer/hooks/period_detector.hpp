@@ -26,10 +26,28 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
                                       std::size_t max_period, std::size_t min_span = 0,
                                       const std::vector<bool>* kernel = nullptr);
 
+// A run of identical blocks that tiles nearly all of a period: a program that reads its loss on
+// the host only every N steps has a period of N steps between syncs, and one step is the
+// iteration worth recording (N steps would be N times the graphs, and N times longer to find and
+// to try). `head`: entries of the period before the run (the window opens after them).
+struct SubPeriod {
+  std::size_t period = 0;  // 0: none
+  std::size_t head = 0;
+};
+// Within the last `period` entries of `seq`: the smallest q of at least `min_block` entries such
+// that one run of at least `repeats` identical blocks of q entries covers at least `cover` (a
+// fraction) of them, each block launching a kernel when `kernel` is given. Repeated layers inside
+// one iteration are not taken for it: the rest of the iteration (embedding, head, optimizer)
+// must then be at most 1 - `cover` of the period.
+SubPeriod tiling_sub_period(const std::vector<std::uint64_t>& seq, std::size_t period, std::size_t repeats,
+                            double cover, std::size_t min_block = 1, const std::vector<bool>* kernel = nullptr);
+
 // A fingerprint of the last `period` entries of `seq` that does not depend on where the period
 // was cut (a sum of mixed signatures and the length): the same iteration found at another
 // phase has the same fingerprint.
 std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period);
+// The same over the `period` entries that end `end` entries before the end of `seq`.
+std::uint64_t period_fingerprint(const std::vector<std::uint64_t>& seq, std::size_t period, std::size_t end);
 
 class AutoRange {
  public:
@@ -40,6 +58,13 @@ class AutoRange {
     std::size_t min_span = 32;                      // short periods repeat until they cover this
     bool require_kernel = true;                     // a period without kernels is not an iteration
     int iteration = 1;                              // record the N-th period after detection
+    double sub_period_cover = 0.98;                 // a period found at a sync that is this much one
+                                                    // repeated block records that block (0: never)
+    // ... when the block has at least this many tasks and the period eight times as many. Each
+    // replayed iteration costs nimble run a little (arming on its first call, its segments), which
+    // a block this long makes negligible; and shorter periods are found and tried soon enough
+    // whole. (A loop of 200 small kernels and a sync stays one iteration of 202 tasks.)
+    std::size_t sub_period_min_tasks = 512;
     // Periods already recorded or rejected (`nimble run` keeps looking after its first
     // recording): a candidate with a known fingerprint is passed over and detection goes on.
     std::function<bool(std::uint64_t fingerprint)> known;
@@ -59,6 +84,8 @@ class AutoRange {
   // The next task fed (if it matches) opens the window: the recorded period starts there.
   bool begins_next() const { return phase_ == Phase::Waiting && remaining_ == 0; }
   std::size_t period() const { return period_; }
+  // The period between the syncs when period() is a block repeated inside it (0: not so).
+  std::size_t sync_period() const { return match_distance_ != period_ ? match_distance_ : 0; }
   bool diverged() const { return diverged_; }        // the recorded period did not match
   bool anchored_at_sync() const { return anchored_at_sync_; }
   std::size_t detections() const { return detections_; }  // > 1 after a mismatch while waiting
@@ -84,6 +111,7 @@ class AutoRange {
   std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)
   std::size_t last_check_ = 0;
   std::size_t period_ = 0;
+  std::size_t match_distance_ = 0;  // the steady tasks repeat at this distance (period_ or the sync period)
   std::size_t remaining_ = 0;       // periods' worth of tasks still to let pass
   std::size_t captured_ = 0;
   std::size_t detections_ = 0;

@@ -288,6 +288,8 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
     // Following one thread: the period counts its tasks and the host syncs; the window also holds
     // the other threads' tasks issued meanwhile.
     if (lane_mode_) report.auto_range["followed_one_thread"] = true;
+    // One step of several between the program's syncs (it reads results every N steps).
+    if (range.sync_period()) report.auto_range["one_block_of_sync_period"] = range.sync_period();
   }
   std::optional<trace::Trace> written = write_recorded_trace(report);
   ++windows_written_;

@@ -47,6 +47,8 @@ CORPUS = [
     # Several streams (#14): a prefetching copy stream and an EMA stream; DDP with one rank.
     ("side_streams", ["side_streams.py"], 60, {}, ("deterministic",)),
     ("ddp_one_rank", ["ddp_train.py", "resnet18"], 60, {}, ("deterministic",)),
+    # Gradient accumulation (4 micro-batches per step), bf16, LambdaLR, loss read every 10 steps.
+    ("grad_accum", ["grad_accum.py"], 60, {}, ("deterministic",)),
 ]
 
 

@@ -1,6 +1,7 @@
 // The automatic capture range on synthetic task sequences.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "period_detector.hpp"
@@ -87,6 +88,103 @@ TEST(AutoRange, RepeatedLayersInsideAnIterationAreNotTakenForIt) {
   const Window w = run(range, repeat(iteration, 6));
   ASSERT_TRUE(w.found);
   EXPECT_EQ(range.period(), iteration.size());
+}
+
+TEST(AutoRange, AStepRepeatedBetweenRareSyncsIsTheIteration) {
+  // Gradient accumulation with the loss read every 5 steps: between two syncs, a zeroing kernel,
+  // then 5 identical steps (each 4 micro-batches of the same 3 kernels, then 2 optimizer kernels),
+  // then the loss is reduced, copied to the host and synced.
+  std::vector<std::uint64_t> step;
+  for (int micro = 0; micro < 4; ++micro) step.insert(step.end(), {10, 11, 12});
+  step.insert(step.end(), {20, 21});
+  std::vector<std::uint64_t> logged = {30};  // running.zero_()
+  for (int s = 0; s < 5; ++s) logged.insert(logged.end(), step.begin(), step.end());
+  logged.insert(logged.end(), {31, kCopy, kSync});
+  std::vector<std::uint64_t> seq = {50, kSync};  // set-up
+  for (int i = 0; i < 6; ++i) seq.insert(seq.end(), logged.begin(), logged.end());
+
+  AutoRange::Options options = short_periods();
+  options.sub_period_cover = 0.8;  // the synthetic period is short: its head and tail are 4 of 74 entries
+  options.sub_period_min_tasks = 4;  // and so are its blocks
+  AutoRange range(options);
+  const Window w = run(range, seq);
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), step.size());
+  EXPECT_EQ(range.sync_period(), logged.size());
+  EXPECT_FALSE(range.diverged());
+  ASSERT_EQ(w.end - w.begin, step.size());
+  // Opens on a step's first task, after the zeroing kernel that follows the sync.
+  EXPECT_EQ(seq[w.begin - 1], 30u);
+  EXPECT_EQ(seq[w.begin - 2], kSync);
+  EXPECT_TRUE(std::equal(step.begin(), step.end(), seq.begin() + static_cast<std::ptrdiff_t>(w.begin)));
+
+  // Without the sub-period rule the whole stretch between syncs is the iteration.
+  options.sub_period_cover = 0;
+  AutoRange whole(options);
+  const Window v = run(whole, seq);
+  ASSERT_TRUE(v.found);
+  EXPECT_EQ(whole.period(), logged.size());
+  EXPECT_EQ(whole.sync_period(), 0u);
+}
+
+TEST(AutoRange, IdenticalLayersWithAHeadAreNotASubPeriod) {
+  // Twelve identical blocks, an embedding before and a head after: the blocks cover 36 of 41
+  // entries (88%), below the default 98%: the iteration stays whole.
+  std::vector<std::uint64_t> iteration = {5};
+  for (int block = 0; block < 12; ++block) iteration.insert(iteration.end(), {10, 11, 12});
+  iteration.insert(iteration.end(), {20, 21, kCopy, kSync});
+  AutoRange::Options options = short_periods();
+  options.sub_period_min_tasks = 3;
+  AutoRange range(options);
+  const Window w = run(range, repeat(iteration, 6));
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), iteration.size());
+  EXPECT_EQ(range.sync_period(), 0u);
+}
+
+TEST(AutoRange, ManySmallBlocksAndASyncStayOneIteration) {
+  // 100 pairs of kernels, a copy and a sync: 99% one block, but blocks of a few tasks would cost
+  // more to replay one by one than they save; with the default minimum block it stays whole.
+  std::vector<std::uint64_t> iteration;
+  for (int k = 0; k < 100; ++k) iteration.insert(iteration.end(), {10, 11});
+  iteration.insert(iteration.end(), {kCopy, kSync});
+  AutoRange range(AutoRange::Options{});
+  const Window w = run(range, repeat(iteration, 6));
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), iteration.size());
+  EXPECT_EQ(range.sync_period(), 0u);
+  // A long stretch of big blocks between syncs is cut to one block, with the defaults.
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t k = 0; k < 600; ++k) step.push_back(100 + k);  // 600 different kernels
+  std::vector<std::uint64_t> stretch;
+  for (int s = 0; s < 10; ++s) stretch.insert(stretch.end(), step.begin(), step.end());
+  stretch.insert(stretch.end(), {kCopy, kSync});
+  std::vector<std::uint64_t> seq = {kSync};
+  for (int i = 0; i < 4; ++i) seq.insert(seq.end(), stretch.begin(), stretch.end());
+  AutoRange big(AutoRange::Options{});
+  const Window v = run(big, seq);
+  ASSERT_TRUE(v.found);
+  EXPECT_EQ(big.period(), step.size());
+  EXPECT_EQ(big.sync_period(), stretch.size());
+  EXPECT_EQ(seq[v.begin], 100u);  // the window opens on a step's first task
+}
+
+TEST(TilingSubPeriod, FindsTheSmallestBlockThatCoversThePeriod) {
+  // 2 head entries, 6 blocks of {1,2,3}, 1 tail entry: 18 of 21 entries.
+  std::vector<std::uint64_t> seq = {9, 9, 8, 7};
+  const std::size_t begin = seq.size();
+  for (int i = 0; i < 6; ++i) seq.insert(seq.end(), {1, 2, 3});
+  seq.push_back(kSync);
+  const std::size_t period = seq.size() - begin + 2;  // includes the last two set-up entries
+  const SubPeriod s = tiling_sub_period(seq, period, 3, 0.85);
+  EXPECT_EQ(s.period, 3u);
+  EXPECT_EQ(s.head, 2u);
+  EXPECT_EQ(tiling_sub_period(seq, period, 3, 0.9).period, 0u);  // 18 of 21 is below 90%
+  EXPECT_EQ(tiling_sub_period(seq, period, 7, 0.85).period, 0u); // only 6 blocks
+  std::vector<bool> no_kernels(seq.size(), false);
+  EXPECT_EQ(tiling_sub_period(seq, period, 3, 0.85, 0, &no_kernels).period, 0u);
+  EXPECT_EQ(tiling_sub_period(seq, period, 3, 0.85, 4).period, 6u);  // blocks of 3 are too short: pairs of them
+  EXPECT_EQ(tiling_sub_period(seq, period, 3, 0).period, 0u);          // off
 }
 
 TEST(AutoRange, IterationOptionSkipsPeriods) {
