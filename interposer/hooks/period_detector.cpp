@@ -107,6 +107,35 @@ void AutoRange::restart() {
   known_in_a_row_ = 0;
 }
 
+// Between syncs (the last `stretch` entries end with one): one block repeated across nearly all
+// of it is the iteration. Its window opens after the stretch's head, and the steady tasks repeat
+// at the stretch's length. False when there is no such block.
+bool AutoRange::begin_sub_period(std::size_t stretch) {
+  if (stretch < 8 * options_.sub_period_min_tasks) return false;
+  const std::size_t min_block = std::max(options_.sub_period_min_tasks, (options_.min_span + options_.repeats - 1) / options_.repeats);
+  const SubPeriod sub = tiling_sub_period(history_, stretch, options_.repeats, options_.sub_period_cover, min_block,
+                                          options_.require_kernel ? &kernels_ : nullptr);
+  if (!sub.period) return false;
+  begin_waiting(sub.period, stretch, sub.head, period_fingerprint(history_, sub.period, stretch - sub.head - sub.period), true);
+  return true;
+}
+
+void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
+                              bool at_sync) {
+  if (options_.known && options_.known(fingerprint)) {
+    ++known_in_a_row_;
+    return;
+  }
+  known_in_a_row_ = 0;
+  fingerprint_ = fingerprint;
+  period_ = length;
+  match_distance_ = distance;
+  anchored_at_sync_ = at_sync;
+  ++detections_;
+  remaining_ = head + static_cast<std::size_t>(options_.iteration - 1) * length;
+  phase_ = Phase::Waiting;
+}
+
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
   history_.push_back(signature);
   kernels_.push_back(kernel);
@@ -115,7 +144,13 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
 
   switch (phase_) {
     case Phase::Detecting: {
+      const std::size_t previous_sync = last_sync_;
       if (host_sync) last_sync_ = total_;
+      // One stretch between two syncs that is nearly all one repeated block is enough: the
+      // program logs every N steps, and waiting for three identical stretches would take 3N.
+      if (host_sync && previous_sync != 0 && begin_sub_period(std::min(total_ - previous_sync, history_.size()))) {
+        return Action::None;
+      }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;
@@ -124,28 +159,8 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
           smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
                                     options_.require_kernel ? &kernels_ : nullptr);
       if (p == 0) return Action::None;
-      // Between syncs: one block repeated across nearly all of the period is the iteration. Its
-      // window opens after the period's head, and the steady tasks still repeat at distance p.
-      const std::size_t min_block = std::max(options_.sub_period_min_tasks, (options_.min_span + options_.repeats - 1) / options_.repeats);
-      const SubPeriod sub = host_sync && p >= 8 * options_.sub_period_min_tasks
-                                ? tiling_sub_period(history_, p, options_.repeats, options_.sub_period_cover, min_block,
-                                                    options_.require_kernel ? &kernels_ : nullptr)
-                                : SubPeriod{};
-      const std::size_t length = sub.period ? sub.period : p;
-      const std::uint64_t fingerprint =
-          sub.period ? period_fingerprint(history_, sub.period, p - sub.head - sub.period) : period_fingerprint(history_, p);
-      if (options_.known && options_.known(fingerprint)) {
-        ++known_in_a_row_;
-        return Action::None;
-      }
-      known_in_a_row_ = 0;
-      fingerprint_ = fingerprint;
-      period_ = length;
-      match_distance_ = p;
-      anchored_at_sync_ = host_sync;
-      ++detections_;
-      remaining_ = sub.head + static_cast<std::size_t>(options_.iteration - 1) * length;
-      phase_ = Phase::Waiting;
+      if (host_sync && begin_sub_period(p)) return Action::None;
+      begin_waiting(p, p, 0, period_fingerprint(history_, p), host_sync);
       return Action::None;
     }
     case Phase::Waiting: {

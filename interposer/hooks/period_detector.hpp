@@ -101,6 +101,8 @@ class AutoRange {
 
  private:
   bool matches_period() const;
+  bool begin_sub_period(std::size_t stretch);
+  void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();
 
   Options options_;

@@ -113,7 +113,9 @@ TEST(AutoRange, AStepRepeatedBetweenRareSyncsIsTheIteration) {
   EXPECT_EQ(range.sync_period(), logged.size());
   EXPECT_FALSE(range.diverged());
   ASSERT_EQ(w.end - w.begin, step.size());
-  // Opens on a step's first task, after the zeroing kernel that follows the sync.
+  // Found at the end of the first stretch between two syncs (not three): opens on the second
+  // stretch's first step, after the zeroing kernel that follows the sync.
+  EXPECT_EQ(w.begin, 2 + logged.size() + 1);
   EXPECT_EQ(seq[w.begin - 1], 30u);
   EXPECT_EQ(seq[w.begin - 2], kSync);
   EXPECT_TRUE(std::equal(step.begin(), step.end(), seq.begin() + static_cast<std::ptrdiff_t>(w.begin)));
