@@ -290,12 +290,6 @@ std::vector<CUgraphNode> capture_order(nimble_graph_session& s, CUgraph graph, c
 
 nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, const rw::WiringSpec& wiring) {
   const Edges before = graph_edges(s, graph);
-  // Programmatic edges (programmatic dependent launch, from cuBLAS/cuDNN) become full edges where
-  // the new wiring needs one: a full edge is always at least as strong.
-  std::size_t programmatic = 0;
-  for (const CUgraphEdgeData& d : before.data) {
-    if (d.type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || d.from_port || d.to_port) ++programmatic;
-  }
   const std::vector<CUgraphNode> order = capture_order(s, graph, before);
   rw::PointerCounts counts;
   std::size_t without_op = 0;
@@ -307,17 +301,36 @@ nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, const rw::Wir
     ++kinds[rw::node_kind_name(nodes.back().kind)];
   }
   const rw::Rewiring plan = rw::plan(nodes, wiring);
+  // Programmatic edges (programmatic dependent launch, from cuBLAS/cuDNN) stay programmatic where
+  // the new wiring keeps the same pair of nodes (rw::same_pairs says why that is safe); any
+  // other new edge is a full one.
+  std::unordered_map<CUgraphNode, std::uint32_t> index_of;
+  for (std::size_t i = 0; i < order.size(); ++i) index_of[order[i]] = static_cast<std::uint32_t>(i);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> captured;
+  std::size_t programmatic = 0, kept = 0;
+  for (std::size_t i = 0; i < before.from.size(); ++i) {
+    captured.emplace_back(index_of.at(before.from[i]), index_of.at(before.to[i]));
+    const CUgraphEdgeData& d = before.data[i];
+    if (d.type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || d.from_port || d.to_port) ++programmatic;
+  }
+  const std::vector<std::ptrdiff_t> same = rw::same_pairs(plan.edges, captured);
   Edges after;
-  for (auto [from, to] : plan.edges) {
-    after.from.push_back(order[from]);
-    after.to.push_back(order[to]);
+  for (std::size_t i = 0; i < plan.edges.size(); ++i) {
+    after.from.push_back(order[plan.edges[i].first]);
+    after.to.push_back(order[plan.edges[i].second]);
+    CUgraphEdgeData d{};
+    if (same[i] >= 0) {
+      d = before.data[static_cast<std::size_t>(same[i])];
+      if (d.type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || d.from_port || d.to_port) ++kept;
+    }
+    after.data.push_back(d);
   }
   if (!before.from.empty()) {
     check("cuGraphRemoveDependencies",
           s.remove_edges(graph, before.from.data(), before.to.data(), before.data.data(), before.from.size()));
   }
   if (!after.from.empty()) {
-    const CUresult r = s.add_edges(graph, after.from.data(), after.to.data(), nullptr, after.from.size());
+    const CUresult r = s.add_edges(graph, after.from.data(), after.to.data(), after.data.data(), after.from.size());
     if (r != CUDA_SUCCESS) {
       if (!before.from.empty()) s.add_edges(graph, before.from.data(), before.to.data(), before.data.data(), before.from.size());
       throw std::runtime_error(failed("cuGraphAddDependencies", r) + "; the captured edges were put back");
@@ -327,7 +340,8 @@ nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, const rw::Wir
           {"nodes", nodes.size()},
           {"node_kinds", kinds},
           {"captured_edges", before.from.size()},
-          {"programmatic_edges_made_full", programmatic},
+          {"programmatic_edges_kept", kept},
+          {"programmatic_edges_made_full", programmatic - kept},
           {"dependencies", plan.dependencies},
           {"reduced_dependencies", plan.reduced},
           {"edges", plan.edges.size()},

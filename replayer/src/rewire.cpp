@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -137,6 +138,19 @@ std::optional<WiringSpec> parse_wiring(std::string_view name) {
     if (name == wiring_name(w)) return WiringSpec{w, streams};
   }
   return std::nullopt;
+}
+
+std::vector<std::ptrdiff_t> same_pairs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
+                                       const std::vector<std::pair<std::uint32_t, std::uint32_t>>& captured) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::ptrdiff_t> index;
+  for (std::size_t i = 0; i < captured.size(); ++i) index.emplace(captured[i], static_cast<std::ptrdiff_t>(i));
+  std::vector<std::ptrdiff_t> out;
+  out.reserve(edges.size());
+  for (const auto& e : edges) {
+    const auto it = index.find(e);
+    out.push_back(it == index.end() ? -1 : it->second);
+  }
+  return out;
 }
 
 Rewiring plan(const std::vector<Node>& nodes, const WiringSpec& spec) {

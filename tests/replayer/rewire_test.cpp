@@ -123,6 +123,15 @@ TEST(RewirePlan, NodesNimbleCannotDescribeKeepAllOrderAroundThem) {
   EXPECT_EQ(edges(rw::plan(nodes, rw::Wiring::Reduced)), (EdgeSet{{0, 2}, {1, 2}, {2, 3}}));
 }
 
+TEST(RewirePlan, NewEdgesBetweenCapturedPairsAreFound) {
+  // Captured chain 0->1->2->3; the new wiring keeps 0->1 and 2->3, and adds 0->2.
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> captured = {{0, 1}, {1, 2}, {2, 3}};
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> edges = {{0, 1}, {0, 2}, {2, 3}};
+  EXPECT_EQ(rw::same_pairs(edges, captured), (std::vector<std::ptrdiff_t>{0, -1, 2}));
+  EXPECT_EQ(rw::same_pairs(edges, {}), (std::vector<std::ptrdiff_t>{-1, -1, -1}));
+  EXPECT_TRUE(rw::same_pairs({}, captured).empty());
+}
+
 TEST(RewirePlan, AnEmptyGraphIsAnError) {
   EXPECT_THROW(rw::plan({}, rw::Wiring::Reduced), std::invalid_argument);
 }
