@@ -44,6 +44,21 @@ def inference(name, make):
             y = torch.randn(1, 3, 224, 224, device="cuda")
             check(torch.equal(fast(y), model(y)), f"{name}: input {i} bitwise equal to eager")
     check(r["longest_path_nodes"] < r["nodes"], f"{name}: the rewired graph is not a chain")
+    # Fixed wirings: the captured chain keeps every programmatic edge of the capture, and a
+    # schedule capped at 2 streams uses at most 2; both give eager's outputs.
+    for wiring in ("chain", "schedule:2"):
+        fixed = nimble.torch.Nimble(model, wiring=wiring).prepare(x)
+        f = fixed.report
+        with torch.no_grad():
+            y = torch.randn(1, 3, 224, 224, device="cuda")
+            check(torch.equal(fixed(y), model(y)), f"{name}: {wiring} bitwise equal to eager")
+        if wiring == "chain":
+            check(f["programmatic_edges_made_full"] == 0,
+                  f"{name}: the chain keeps the capture's {f['programmatic_edges_kept']} programmatic edges "
+                  f"({f['programmatic_edges_made_full']} made full)")
+        else:
+            check(f["wiring"] == "schedule:2" and f["streams"] <= 2, f"{name}: schedule:2 uses {f['streams']} streams")
+        del fixed
     try:
         fast(torch.randn(2, 3, 224, 224, device="cuda"))
         check(False, f"{name}: a changed batch size is refused")
