@@ -40,13 +40,13 @@ SubPeriod tiling_sub_period(const std::vector<std::uint64_t>& seq, std::size_t p
     // Any run covering `needed` entries holds seq[i] == seq[i + q] across the middle of the
     // period: check there first (most q fail at once), then find where the run begins and ends.
     const std::size_t mid_begin = begin + slack, mid_end = n - slack;  // [mid_begin, mid_end) inside the run
-    if (mid_end < mid_begin + q) continue;
+    if (mid_end <= mid_begin + q) continue;
     bool holds = true;
     for (std::size_t i = mid_begin; i + q < mid_end && holds; ++i) holds = seq[i] == seq[i + q];
     if (!holds) continue;
     std::size_t first = mid_begin;
     while (first > begin && seq[first - 1] == seq[first - 1 + q]) --first;
-    std::size_t last = mid_end - q;  // the last i with seq[i] == seq[i + q]
+    std::size_t last = mid_end - q - 1;  // the last i checked so far with seq[i] == seq[i + q]
     while (last + q + 1 < n && seq[last + 1] == seq[last + 1 + q]) ++last;
     const std::size_t blocks = (last + q + 1 - first) / q;  // whole blocks in the run
     if (blocks < repeats || blocks * q < needed) continue;
@@ -84,8 +84,9 @@ bool AutoRange::matches_period() const {
 }
 
 void AutoRange::trim_history() {
-  // Keep enough for the longest period's repeats; drop in big steps to stay amortised O(1).
-  const std::size_t keep = options_.repeats * options_.max_period + 1;
+  // Keep enough for the longest period's repeats, and for the distance at which a found period
+  // is checked (a stretch between syncs can be longer); drop in big steps to stay amortised O(1).
+  const std::size_t keep = std::max(options_.repeats * options_.max_period, match_distance_) + 1;
   if (history_.size() > 2 * keep) {
     history_.erase(history_.begin(), history_.end() - keep);
     kernels_.erase(kernels_.begin(), kernels_.end() - keep);
@@ -120,6 +121,19 @@ bool AutoRange::begin_sub_period(std::size_t stretch) {
   return true;
 }
 
+// Found away from a sync (a stretch without syncs longer than max_period, in a program that did
+// sync before): the tasks to let pass so that the window opens where the repeating run after the
+// last sync began, as a step would after the sync, rather than anywhere inside a step; then a
+// later sync falls between two recorded iterations, not inside one.
+std::size_t AutoRange::phase_after_last_sync(std::size_t p) const {
+  const std::size_t n = history_.size();
+  if (last_sync_ == 0 || total_ - last_sync_ >= n) return 0;  // never synced, or the sync is gone
+  const std::size_t after_sync = n - (total_ - last_sync_);   // history index of the first task after it
+  std::size_t first = n - p;  // the run of period p goes back at least to here
+  while (first > after_sync && history_[first - 1] == history_[first - 1 + p]) --first;
+  return (p - (n - first) % p) % p;
+}
+
 void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
                               bool at_sync) {
   if (options_.known && options_.known(fingerprint)) {
@@ -147,8 +161,11 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       const std::size_t previous_sync = last_sync_;
       if (host_sync) last_sync_ = total_;
       // One stretch between two syncs that is nearly all one repeated block is enough: the
-      // program logs every N steps, and waiting for three identical stretches would take 3N.
-      if (host_sync && previous_sync != 0 && begin_sub_period(std::min(total_ - previous_sync, history_.size()))) {
+      // program logs every N steps, and waiting for three identical stretches would take 3N. (A
+      // known block returns true too: the whole stretch is then not wanted either.) A stretch
+      // longer than the history kept is not cut: the periodic check below found its block already.
+      if (host_sync && previous_sync != 0 && total_ - previous_sync <= history_.size() &&
+          begin_sub_period(total_ - previous_sync)) {
         return Action::None;
       }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
@@ -159,8 +176,8 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
           smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
                                     options_.require_kernel ? &kernels_ : nullptr);
       if (p == 0) return Action::None;
-      if (host_sync && begin_sub_period(p)) return Action::None;
-      begin_waiting(p, p, 0, period_fingerprint(history_, p), host_sync);
+      if (host_sync && p != total_ - previous_sync && begin_sub_period(p)) return Action::None;
+      begin_waiting(p, p, host_sync ? 0 : phase_after_last_sync(p), period_fingerprint(history_, p), host_sync);
       return Action::None;
     }
     case Phase::Waiting: {

@@ -102,6 +102,7 @@ class AutoRange {
  private:
   bool matches_period() const;
   bool begin_sub_period(std::size_t stretch);
+  std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();
 

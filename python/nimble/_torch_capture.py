@@ -325,14 +325,19 @@ def choose_wiring(captured, outputs, wirings, replays=10, state=None):
         captured.reference = _reference(captured, outputs, state)
         captured.unchecked_bytes = captured.reference.unchecked_bytes
         captured.timings_ms["chain"] = time_replays(captured.graph, replays)
+        schedule_streams = None  # the uncapped schedule's: a cap at or above it changes nothing
         for w in wirings:
             if w == "chain":
+                continue
+            if w.startswith("schedule:") and schedule_streams is not None and int(w[9:]) >= schedule_streams:
                 continue
             try:
                 captured.rewire(w)
             except NimbleError as e:
                 captured.rejected[w] = str(e)
                 continue
+            if w == "schedule":
+                schedule_streams = captured.report.get("streams")
             if not replays_as_reference(captured, outputs, state, captured.reference):
                 captured.rejected[w] = "outputs or state differ from the captured order's"
                 continue

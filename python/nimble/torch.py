@@ -30,7 +30,7 @@ WIRINGS = ("chain", "reduced", "schedule", "schedule:16", "schedule:8", "schedul
 
 
 def _check_wiring(wiring):
-    capped = re.fullmatch(r"schedule:([0-9]+)", wiring) if isinstance(wiring, str) else None
+    capped = re.fullmatch(r"schedule:([0-9]{1,4})", wiring) if isinstance(wiring, str) else None
     if wiring != "auto" and wiring not in WIRINGS and not (capped and 1 <= int(capped[1]) <= 1024):
         raise NimbleError(f"unknown wiring {wiring!r} (expected auto, one of {', '.join(WIRINGS)}, "
                           "or schedule:K for the schedule on at most K streams, 1 <= K <= 1024)")

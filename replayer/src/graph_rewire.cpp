@@ -341,7 +341,7 @@ nimble::trace::json rewire(nimble_graph_session& s, CUgraph graph, const rw::Wir
           {"node_kinds", kinds},
           {"captured_edges", before.from.size()},
           {"programmatic_edges_kept", kept},
-          {"programmatic_edges_made_full", programmatic - kept},
+          {"programmatic_edges_dropped", programmatic - kept},
           {"dependencies", plan.dependencies},
           {"reduced_dependencies", plan.reduced},
           {"edges", plan.edges.size()},

@@ -171,6 +171,27 @@ TEST(AutoRange, ManySmallBlocksAndASyncStayOneIteration) {
   EXPECT_EQ(seq[v.begin], 100u);  // the window opens on a step's first task
 }
 
+TEST(AutoRange, AStretchLongerThanTheLongestPeriodIsCutAtAStep) {
+  // Four steps of 12,000 different kernels between syncs: 48,002 tasks, more than the longest
+  // period looked for at a sync, so the step is found away from any sync. The window still
+  // opens on a step's first task (the run's phase after the last sync) and holds no sync.
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t k = 0; k < 12000; ++k) step.push_back(10000 + k);  // none is kSync or kCopy
+  std::vector<std::uint64_t> seq = {kSync};
+  for (int stretch = 0; stretch < 3; ++stretch) {
+    for (int s = 0; s < 4; ++s) seq.insert(seq.end(), step.begin(), step.end());
+    seq.insert(seq.end(), {kCopy, kSync});
+  }
+  AutoRange range(AutoRange::Options{});
+  const Window w = run(range, seq);
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), step.size());
+  EXPECT_FALSE(range.diverged());
+  ASSERT_EQ(w.end - w.begin, step.size());
+  EXPECT_EQ(seq[w.begin], 10000u);
+  EXPECT_EQ(std::count(seq.begin() + static_cast<std::ptrdiff_t>(w.begin), seq.begin() + static_cast<std::ptrdiff_t>(w.end), kSync), 0);
+}
+
 TEST(TilingSubPeriod, FindsTheSmallestBlockThatCoversThePeriod) {
   // 2 head entries, 6 blocks of {1,2,3}, 1 tail entry: 18 of 21 entries.
   std::vector<std::uint64_t> seq = {9, 9, 8, 7};
@@ -187,6 +208,9 @@ TEST(TilingSubPeriod, FindsTheSmallestBlockThatCoversThePeriod) {
   EXPECT_EQ(tiling_sub_period(seq, period, 3, 0.85, 0, &no_kernels).period, 0u);
   EXPECT_EQ(tiling_sub_period(seq, period, 3, 0.85, 4).period, 6u);  // blocks of 3 are too short: pairs of them
   EXPECT_EQ(tiling_sub_period(seq, period, 3, 0).period, 0u);          // off
+  // Two whole blocks and most of a third are not three blocks (the last entry of the middle
+  // stretch is checked too).
+  EXPECT_EQ(tiling_sub_period({1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, kSync}, 12, 3, 0.9).period, 0u);
 }
 
 TEST(AutoRange, IterationOptionSkipsPeriods) {
