@@ -104,8 +104,9 @@ struct Rewiring {
 // and every other edge into it is a full one, which only orders it more. (In the captured chain
 // every path from the first node passed through that edge, so nothing that relied on it loses
 // an order it had.) Measured on the H100: no change in replay times (the captured chain still
-// replays 2-10% slower than PyTorch's own graph of the same model; its per-operation memory
-// pools, not these edges, are the likely difference, not yet measured).
+// replays 2-10% slower than PyTorch's own graph of the same model, with or without per-operation
+// memory pools: scripts/gpu/isolation_probe.py; the batch-1 captures measured have no
+// programmatic edges at all).
 std::vector<std::ptrdiff_t> same_pairs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& edges,
                                        const std::vector<std::pair<std::uint32_t, std::uint32_t>>& captured);
 
