@@ -49,4 +49,26 @@ std::optional<std::string> shared_allocation_hint(const trace::Trace& trace) {
          "tensor an allocation of its own (docs/replay.md).";
 }
 
+std::optional<std::string> capture_text(const trace::Trace& trace) {
+  const auto it = trace.extra.find("capture");
+  if (it == trace.extra.end() || !it->is_object()) return std::nullopt;
+  const trace::json& c = *it;
+  std::string text = c.value("range", std::string("?")) + ", iteration " + std::to_string(c.value("iteration", 0)) +
+                     ", ended by " + c.value("ended_by", std::string("?"));
+  if (c.value("truncated", false)) text += " (TRUNCATED: the window was open at exit)";
+  const trace::json automatic = c.value("auto", trace::json::object());
+  if (!automatic.is_object() || automatic.empty()) return text;
+  if (automatic.contains("period")) text += "; period " + std::to_string(automatic.value("period", 0)) + " tasks";
+  if (automatic.contains("one_block_of_sync_period")) {
+    text += ", one block of the " + std::to_string(automatic.value("one_block_of_sync_period", 0)) +
+            " tasks between two host syncs (the program reads results every few steps)";
+  }
+  if (automatic.value("followed_one_thread", false)) text += ", found on the thread that launched the most kernels";
+  if (!automatic.value("matched_expected_period", true)) {
+    text += ". The recorded tasks did NOT repeat the period found: this is likely set-up or warm-up work "
+            "(autotuning, a first epoch), not the main loop; record a later one with --iteration N";
+  }
+  return text;
+}
+
 }  // namespace nimble::cli

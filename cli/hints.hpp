@@ -13,4 +13,10 @@ namespace nimble::cli {
 // Returns a note naming the allocation and the remedy when most kernels share one.
 std::optional<std::string> shared_allocation_hint(const trace::Trace& trace);
 
+// How the trace's iteration was captured (its `capture` field), in one line: the range, which
+// iteration, what ended the window, and for the automatic range what it found; a stretch that did
+// not repeat the period found (set-up or warm-up work, such as autotuning) says so and what to
+// do. nullopt: the trace has no capture field.
+std::optional<std::string> capture_text(const trace::Trace& trace);
+
 }  // namespace nimble::cli

@@ -290,13 +290,7 @@ std::string summarize_recording(const trace::Trace& trace) {
     const auto& d = extra["device"];
     if (d.contains("name") && d["name"].is_string()) out << "  device       " << d["name"].get<std::string>() << "\n";
   }
-  if (extra.contains("capture") && extra["capture"].is_object()) {
-    const auto& c = extra["capture"];
-    out << "  capture      " << c.value("range", std::string("?")) << ", iteration "
-        << c.value("iteration", 0) << ", ended by " << c.value("ended_by", std::string("?"));
-    if (c.value("truncated", false)) out << " (TRUNCATED: the window was open at exit)";
-    out << "\n";
-  }
+  if (auto capture = capture_text(trace)) out << "  capture      " << *capture << "\n";
   if (hint) out << "  note         " << *hint << "\n";
   return out.str();
 }

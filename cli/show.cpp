@@ -26,6 +26,7 @@ void add_show_command(CLI::App& app) {
       return;
     }
     std::cout << *file << "\n";
+    if (auto capture = capture_text(*trace)) std::cout << "  captured                  " << *capture << "\n";
     print_task_kinds(std::cout, *trace);
     if (auto stored = simulate_stored_schedule(*trace)) {
       std::cout << "  stored schedule           " << trace->schedule->algorithm << ", "

@@ -207,6 +207,33 @@ TEST_F(CliTest, ShowSummarisesPlainAndScheduledTraces) {
   EXPECT_NE(scheduled.out.find("stored schedule"), std::string::npos) << scheduled.out;
 }
 
+// How the iteration was captured: `show` prints it, and says when the automatic range recorded a
+// stretch that did not repeat the period it had found (XLA's autotuning did).
+TEST_F(CliTest, ShowSaysHowTheIterationWasCapturedAndWarnsOfAStretchThatDidNotRepeat) {
+  const auto with_capture = [&](const std::string& name, const std::string& capture) {
+    return write(name, R"({"format": "nimble-trace", "version": 1, "capture": )" + capture +
+                           R"(, "tasks": [{"id": 0, "kind": "kernel", "deps": [], "duration_us": 5}]})");
+  };
+  const Result diverged = nimble("show " + with_capture("diverged.json", R"({"range": "auto", "iteration": 1,
+      "ended_by": "period complete", "truncated": false, "auto": {"period": 26, "matched_expected_period": false}})").string());
+  ASSERT_EQ(diverged.status, 0) << diverged.err;
+  EXPECT_NE(diverged.out.find("captured                  auto, iteration 1, ended by period complete; period 26 tasks"),
+            std::string::npos) << diverged.out;
+  EXPECT_NE(diverged.out.find("did NOT repeat the period found"), std::string::npos) << diverged.out;
+  EXPECT_NE(diverged.out.find("--iteration N"), std::string::npos) << diverged.out;
+
+  const Result block = nimble("show " + with_capture("block.json", R"({"range": "auto", "iteration": 2,
+      "ended_by": "period complete", "auto": {"period": 2529, "matched_expected_period": true,
+      "one_block_of_sync_period": 25294}})").string());
+  ASSERT_EQ(block.status, 0) << block.err;
+  EXPECT_NE(block.out.find("one block of the 25294 tasks between two host syncs"), std::string::npos) << block.out;
+  EXPECT_EQ(block.out.find("did NOT"), std::string::npos) << block.out;
+
+  const Result none = nimble("show " + fork_join().string());
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(none.out.find("captured"), std::string::npos) << none.out;
+}
+
 TEST_F(CliTest, DemoPrintsThePlanOfTheBundledSample) {
   const Result run = nimble("demo");
   ASSERT_EQ(run.status, 0) << run.err;
