@@ -114,6 +114,19 @@ void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
 void RecordingWindow::after_task() {
   if (!close_after_task_) return;
   close_after_task_ = false;
+  // `nimble record` and `bench` write one trace: a window whose tasks did not repeat the period
+  // found is likely warm-up work (XLA's autotuning repeats a pattern, then moves on), so it is
+  // dropped and the range looks again, CUPTI still attached (its counts restart with the next
+  // window). nimble run replays, checks and re-records on its own.
+  if (!config_.run && windows_written_ == 0 && deciding().diverged() && windows_discarded_ < kDivergedWindowsDropped) {
+    engine().end_window();
+    open_ = false;
+    ++windows_discarded_;
+    log_message("the recorded stretch did not repeat the period found (" + std::to_string(deciding().period()) +
+                " tasks): likely warm-up work such as autotuning; looking for the iteration again");
+    deciding().restart();
+    return;
+  }
   close_window("period complete", false, false);
 }
 
@@ -285,6 +298,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
                          {"matched_expected_period", !range.diverged()},
                          {"detections", range.detections()},
                          {"first_task_index", range.window_start()}};
+    if (windows_discarded_) report.auto_range["windows_dropped_for_not_repeating"] = windows_discarded_;
     // Following one thread: the period counts its tasks and the host syncs; the window also holds
     // the other threads' tasks issued meanwhile.
     if (lane_mode_) report.auto_range["followed_one_thread"] = true;

@@ -75,6 +75,10 @@ class RecordingWindow {
   bool finished_ = false;
   bool close_after_task_ = false;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
+  // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
+  // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
+  int windows_discarded_ = 0;
+  static constexpr int kDivergedWindowsDropped = 2;
   std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME

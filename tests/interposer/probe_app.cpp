@@ -641,11 +641,29 @@ int bench() {
 
 }  // namespace
 
+// Warm-up that repeats a pattern and then moves on (as XLA's autotuning does): 16 fills each
+// followed by a sync (a period of 2 tasks, found after 32), then 4 times a fill, a scale and a
+// sync (the window opened on the 17th fill ends on a scale: it does not repeat the period found),
+// then the steady iteration of `record`.
+int warmup_then_steady(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  int m = 7, n = 5;
+  void* fill_args[] = {&b, &m};
+  void* scale_args[] = {&a, &b, &n};
+  for (int i = 0; i < 20; ++i) {
+    cuLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, nullptr, fill_args, nullptr);
+    if (i >= 16) cuLaunchKernel(scale, 1, 1, 1, 32, 1, 1, 0, nullptr, scale_args, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
+  return record(iterations, false);
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "funnel") return funnel();
   if (mode == "record") return record(3, true);
   if (mode == "auto") return record(12, false);
+  if (mode == "warmup-then-steady") return warmup_then_steady(12);
   if (mode == "polled") return polled(16);
   if (mode == "interleaved") return interleaved(20, false);
   if (mode == "interleaved-threads") return interleaved(200, true);

@@ -129,6 +129,19 @@ TEST(Recording, AutoRangeRecordsExactlyOnePeriod) {
   EXPECT_EQ(t.tasks.back().kind, "sync");
 }
 
+TEST(Recording, AWindowThatDoesNotRepeatThePeriodFoundIsDroppedAndTheIterationFoundAgain) {
+  const Recorded r = record("warmup-then-steady", "auto");
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+  ASSERT_TRUE(r.trace) << r.run.output << r.diagnostics;
+  const trace::Trace& t = *r.trace;
+  // The steady iteration (as AutoRangeRecordsExactlyOnePeriod), not the warm-up's fills.
+  EXPECT_EQ(t.tasks.size(), 7u);
+  EXPECT_EQ(t.extra["capture"]["auto"]["period"], 7);
+  EXPECT_EQ(t.extra["capture"]["auto"]["matched_expected_period"], true);
+  EXPECT_EQ(t.extra["capture"]["auto"]["windows_dropped_for_not_repeating"], 1);
+  EXPECT_NE(r.run.output.find("did not repeat the period found (2 tasks)"), std::string::npos) << r.run.output;
+}
+
 TEST(Recording, WindowOpenAtExitIsWrittenAsTruncated) {
   const Recorded r = record("exit-open");
   ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
