@@ -79,6 +79,8 @@ def training_module(steps=20):
     eager, graphed = make(), make()
     fast = nimble.torch.Nimble(graphed).prepare(data[0][0], training=True)
     print("training forward/backward:", {k: (v["wiring"], v["nodes"], v["longest_path_nodes"]) for k, v in fast.report.items()})
+    check(all(v["wiring"] == "schedule:8" and v["streams"] <= 8 for v in fast.report.values()),
+          "training (Nimble, training=True): forward and backward on the schedule capped at 8 streams")
     opt_e = torch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
     opt_g = torch.optim.SGD(graphed.parameters(), lr=0.1, momentum=0.9)
     losses_equal = True
