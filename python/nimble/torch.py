@@ -230,7 +230,8 @@ class _TrainingGraphs:
         # Replaying here would update BatchNorm statistics: no timing, the wiring asked for
         # ("auto": the schedule on at most 8 streams, which was within 3% of the fastest wiring
         # of every training step launch_probe.py measured, where the reduced dependencies, as
-        # wide as the graph, ran DenseNet-121's step 2.9x slower back to back).
+        # wide as the graph, ran DenseNet-121's step 2.9x slower back to back; through this
+        # class, training_module_probe.py: 10.78 against 11.89 ms per step).
         chosen = "schedule:8" if wiring == "auto" else wiring
         self.fwd.rewire(chosen)
         self.bwd.rewire(chosen)
