@@ -64,6 +64,9 @@ std::optional<std::string> capture_text(const trace::Trace& trace) {
             " tasks between two host syncs (the program reads results every few steps)";
   }
   if (automatic.value("followed_one_thread", false)) text += ", found on the thread that launched the most kernels";
+  if (const int dropped = automatic.value("windows_dropped_for_not_repeating", 0); dropped > 0) {
+    text += ", after " + std::to_string(dropped) + " window(s) dropped for not repeating their period";
+  }
   if (!automatic.value("matched_expected_period", true)) {
     text += ". The recorded tasks did NOT repeat the period found: this is likely set-up or warm-up work "
             "(autotuning, a first epoch), not the main loop; record a later one with --iteration N";

@@ -278,6 +278,12 @@ void restart_counts(std::uint32_t first_correlation, bool first_is_kernel) {
     s.kernel_records = 0;
     s.graph_kernel_records = 0;
     s.first_correlation = first_correlation;
+    // Records of earlier work (a window `nimble record` dropped, then the search for another)
+    // are not this window's: dropping them keeps the maps to one window's size.
+    if (first_correlation != 0) {
+      std::erase_if(s.timings, [&](const auto& entry) { return entry.first < first_correlation; });
+      s.graph_timings.erase(s.graph_timings.begin(), s.graph_timings.lower_bound({first_correlation, 0}));
+    }
   }
   g_launches.store(first_is_kernel && first_correlation != 0 ? 1 : 0, std::memory_order_relaxed);
   g_window_open.store(true, std::memory_order_relaxed);

@@ -83,7 +83,9 @@ AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_
     if (kernel && (kernels_by_thread_.count(thread) || kernels_by_thread_.size() < kThreadsCounted)) {
       ++kernels_by_thread_[thread];
     }
-    if (auto_range_->tasks_seen() < kTasksBeforeLane || kernels_by_thread_.size() < 2) return AutoRange::Action::None;
+    if (auto_range_->tasks_seen() < lane_after_tasks_ + kTasksBeforeLane || kernels_by_thread_.size() < 2) {
+      return AutoRange::Action::None;
+    }
     lane_ = std::max_element(kernels_by_thread_.begin(), kernels_by_thread_.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; })->first;
     debug_message("automatic range: no period in the whole sequence; following the thread that launched the most "
@@ -122,12 +124,36 @@ void RecordingWindow::after_task() {
     engine().end_window();
     open_ = false;
     ++windows_discarded_;
+    dropped_auto_ = auto_report();
     log_message("the recorded stretch did not repeat the period found (" + std::to_string(deciding().period()) +
-                " tasks): likely warm-up work such as autotuning; looking for the iteration again");
-    deciding().restart();
+                " tasks, window " + std::to_string(windows_discarded_) +
+                "): likely warm-up work such as autotuning; looking for the iteration again");
+    // Both ranges start over, and a lane is chosen afresh after as many tasks as at start-up.
+    auto_range_->restart();
+    if (lane_range_) lane_range_->restart();
+    lane_mode_ = false;
+    lane_.reset();
+    kernels_by_thread_.clear();
+    lane_after_tasks_ = auto_range_->tasks_seen();
     return;
   }
   close_window("period complete", false, false);
+}
+
+trace::json RecordingWindow::auto_report() {
+  AutoRange& range = deciding();
+  trace::json report = {{"period", range.period()},
+                        {"anchored_at_host_sync", range.anchored_at_sync()},
+                        {"matched_expected_period", !range.diverged()},
+                        {"detections", range.detections()},
+                        {"first_task_index", range.window_start()}};
+  // Following one thread: the period counts its tasks and the host syncs; the window also holds
+  // the other threads' tasks issued meanwhile.
+  if (lane_mode_) report["followed_one_thread"] = true;
+  // One step of several between the program's syncs (it reads results every N steps).
+  if (range.sync_period()) report["one_block_of_sync_period"] = range.sync_period();
+  if (windows_discarded_) report["windows_dropped_for_not_repeating"] = windows_discarded_;
+  return report;
 }
 
 void RecordingWindow::profiler_start() {
@@ -207,6 +233,12 @@ void RecordingWindow::at_exit() {
     close_window("process exit", true, true);
     return;
   }
+  if (dropped_auto_) {
+    // Windows were dropped for not repeating their period and nothing better came: the last
+    // one, which the engine still holds, is written with that said (capture_text warns).
+    close_window("period complete", false, true, true);
+    return;
+  }
   if (finished_ || !driver_in_use()) return;  // done, or a process that never used CUDA
   if (ranges_seen_ == 0) {
     std::string hint;
@@ -271,7 +303,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
   debug_message("capture window opened");
 }
 
-void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit) {
+void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit, bool writing_dropped) {
   engine().end_window();
   open_ = false;
   finished_ = true;
@@ -291,20 +323,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.device = device_;
   report.cupti_used = cupti_running_;
   report.cupti_status = cupti_status_;
-  if (auto_range_) {
-    AutoRange& range = deciding();
-    report.auto_range = {{"period", range.period()},
-                         {"anchored_at_host_sync", range.anchored_at_sync()},
-                         {"matched_expected_period", !range.diverged()},
-                         {"detections", range.detections()},
-                         {"first_task_index", range.window_start()}};
-    if (windows_discarded_) report.auto_range["windows_dropped_for_not_repeating"] = windows_discarded_;
-    // Following one thread: the period counts its tasks and the host syncs; the window also holds
-    // the other threads' tasks issued meanwhile.
-    if (lane_mode_) report.auto_range["followed_one_thread"] = true;
-    // One step of several between the program's syncs (it reads results every N steps).
-    if (range.sync_period()) report.auto_range["one_block_of_sync_period"] = range.sync_period();
-  }
+  if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
   std::optional<trace::Trace> written = write_recorded_trace(report);
   ++windows_written_;
   // One trace per process, except that `nimble run` with the automatic range keeps tracking

@@ -59,7 +59,8 @@ class RecordingWindow {
   AutoRange::Action lane_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread);
   AutoRange& deciding() { return lane_mode_ ? *lane_range_ : *auto_range_; }
   void open_window(std::uint32_t first_correlation = 0, bool first_is_kernel = false);
-  void close_window(const std::string& reason, bool truncated, bool at_exit);
+  void close_window(const std::string& reason, bool truncated, bool at_exit, bool writing_dropped = false);
+  trace::json auto_report();  // the trace's capture.auto for the window now ending
 
   const Config& config_;
   std::unique_ptr<AutoRange> auto_range_;
@@ -79,6 +80,10 @@ class RecordingWindow {
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
   int windows_discarded_ = 0;
   static constexpr int kDivergedWindowsDropped = 2;
+  // The last dropped window's capture.auto fields: written at exit, with the tasks the engine
+  // still holds, when nothing better was found (a trace that says so beats none).
+  std::optional<trace::json> dropped_auto_;
+  std::size_t lane_after_tasks_ = 0;  // the lane may be chosen once this many tasks were seen (restarts move it)
   std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME

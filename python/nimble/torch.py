@@ -84,10 +84,11 @@ def _warm_up(fn, iterations):
 class Nimble(torch.nn.Module):
     """`model` replayed as one multi-stream CUDA graph.
 
-    wiring: "auto" (prepare times every wiring in WIRINGS and PyTorch's own graph, and keeps the
-    fastest whose outputs equal the captured order's bit for bit; the report says which: one of
-    WIRINGS or "pytorch"), or one of "reduced", "schedule", "chain", or "schedule:K" (the schedule
-    on at most K streams: fewer forks and joins, which the driver pays for at every launch).
+    wiring: "auto" (inference: prepare times every wiring in WIRINGS and PyTorch's own graph, and
+    keeps the fastest whose outputs equal the captured order's bit for bit; the report says which:
+    one of WIRINGS or "pytorch"; training=True: "schedule:8", untimed, since replays would change
+    the weights), or one of "reduced", "schedule", "chain", or "schedule:K" (the schedule on at
+    most K streams: fewer forks and joins, which the driver pays for at every launch).
     copy_outputs: return fresh tensors (True) or the graph's own output tensors, which the next
     call overwrites (False: the paper's behaviour, a little faster).
     isolate_memory: every operation allocates from a pool of its own during the capture, so no

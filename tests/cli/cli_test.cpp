@@ -215,12 +215,14 @@ TEST_F(CliTest, ShowSaysHowTheIterationWasCapturedAndWarnsOfAStretchThatDidNotRe
                            R"(, "tasks": [{"id": 0, "kind": "kernel", "deps": [], "duration_us": 5}]})");
   };
   const Result diverged = nimble("show " + with_capture("diverged.json", R"({"range": "auto", "iteration": 1,
-      "ended_by": "period complete", "truncated": false, "auto": {"period": 26, "matched_expected_period": false}})").string());
+      "ended_by": "period complete", "truncated": false, "auto": {"period": 26, "matched_expected_period": false,
+      "windows_dropped_for_not_repeating": 2}})").string());
   ASSERT_EQ(diverged.status, 0) << diverged.err;
   EXPECT_NE(diverged.out.find("captured                  auto, iteration 1, ended by period complete; period 26 tasks"),
             std::string::npos) << diverged.out;
   EXPECT_NE(diverged.out.find("did NOT repeat the period found"), std::string::npos) << diverged.out;
   EXPECT_NE(diverged.out.find("--iteration N"), std::string::npos) << diverged.out;
+  EXPECT_NE(diverged.out.find("after 2 window(s) dropped"), std::string::npos) << diverged.out;
 
   const Result block = nimble("show " + with_capture("block.json", R"({"range": "auto", "iteration": 2,
       "ended_by": "period complete", "auto": {"period": 2529, "matched_expected_period": true,

@@ -664,6 +664,7 @@ int main(int argc, char** argv) {
   if (mode == "record") return record(3, true);
   if (mode == "auto") return record(12, false);
   if (mode == "warmup-then-steady") return warmup_then_steady(12);
+  if (mode == "warmup-then-exit") return warmup_then_steady(0);
   if (mode == "polled") return polled(16);
   if (mode == "interleaved") return interleaved(20, false);
   if (mode == "interleaved-threads") return interleaved(200, true);

@@ -139,7 +139,18 @@ TEST(Recording, AWindowThatDoesNotRepeatThePeriodFoundIsDroppedAndTheIterationFo
   EXPECT_EQ(t.extra["capture"]["auto"]["period"], 7);
   EXPECT_EQ(t.extra["capture"]["auto"]["matched_expected_period"], true);
   EXPECT_EQ(t.extra["capture"]["auto"]["windows_dropped_for_not_repeating"], 1);
-  EXPECT_NE(r.run.output.find("did not repeat the period found (2 tasks)"), std::string::npos) << r.run.output;
+  EXPECT_NE(r.run.output.find("did not repeat the period found (2 tasks, window 1)"), std::string::npos) << r.run.output;
+}
+
+TEST(Recording, ADroppedWindowIsWrittenAtExitWhenNothingBetterCame) {
+  const Recorded r = record("warmup-then-exit", "auto");
+  ASSERT_EQ(r.run.exit_code, 0) << r.run.output;
+  ASSERT_TRUE(r.trace) << r.run.output << r.diagnostics;
+  const trace::Trace& t = *r.trace;
+  EXPECT_EQ(t.tasks.size(), 2u);  // the window that ended on a scale: a fill and the scale
+  EXPECT_EQ(t.extra["capture"]["auto"]["matched_expected_period"], false);
+  EXPECT_EQ(t.extra["capture"]["auto"]["windows_dropped_for_not_repeating"], 1);
+  EXPECT_EQ(r.run.output.find("no trace written"), std::string::npos) << r.run.output;
 }
 
 TEST(Recording, WindowOpenAtExitIsWrittenAsTruncated) {
