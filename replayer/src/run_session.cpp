@@ -67,6 +67,7 @@ std::size_t RunSession::add(RecordingSetup setup) {
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
   r->executor = setup.make_executor(r->plan, r->segments);
   r->short_circuit = std::make_unique<ShortCircuit>(r->plan, r->segments, is_device_pointer_, *r->executor, setup.rule);
+  r->short_circuit->hand_back_false_starts(true);  // another recording may begin alike (after_false_start)
   if (setup.skip_library) r->memo = std::make_unique<LibraryMemo>(r->plan);
   const std::size_t block = options_.compare_block ? options_.compare_block : options_.trial_block;
   if (block > 0) r->comparison = std::make_unique<Comparison>(block);
@@ -177,7 +178,14 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
     publish();
     return Action::Run;
   }
-  const Action action = active_ ? through(*active_, std::move(call)) : offer(signature, std::move(call));
+  Action action = Action::Run;
+  if (active_) {
+    Recording& r = *active_;
+    action = through(r, std::move(call));
+    if (auto fs = r.short_circuit->take_false_start()) action = after_false_start(r, signature, std::move(*fs));
+  } else {
+    action = offer(signature, std::move(call));
+  }
   began_by_plain_block_ = false;
   settle();
   if (action == Action::Run && !active_ && !plain_owner_) eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
@@ -250,6 +258,53 @@ Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
     if (action == Action::Deferred) return action;
   }
   return Action::Run;
+}
+
+namespace {
+
+// Whether the first op a recording matches runs in the program (a host copy, a collective).
+bool first_op_runs_in_program(const Recording& r) {
+  for (const Op& op : r.plan.ops) {
+    if (op.kind != OpKind::Nop) return runs_in_program(op);
+  }
+  return false;
+}
+
+}  // namespace
+
+// `failed` began an iteration on fs.first, and fs.next did not follow. The same first call may
+// begin another recording's iteration (a training and an eval step that begin with the same
+// input copy): both calls go to the others whose first call it could be, most recently
+// successful first, so that no iteration is lost at the switch. When none takes them the program's
+// calls run as it made them, in order.
+Action RunSession::after_false_start(Recording& failed, std::uint64_t signature, FalseStart fs) {
+  active_ = nullptr;
+  std::vector<const Recording*> tried = {&failed};
+  bool first_issued = false;  // by a recording that took it and was dropped on it
+  while (!first_issued) {
+    Recording* next = nullptr;
+    for (auto& r : recordings_) {
+      if (r->state == RecordingState::Dropped || r->first_signature != failed.first_signature) continue;
+      if (std::find(tried.begin(), tried.end(), r.get()) != tried.end()) continue;
+      // The first call ran in the program already, or is held back: the other must agree.
+      if (first_op_runs_in_program(*r) != fs.first_ran) continue;
+      if (!next || r->rank > next->rank) next = r.get();
+    }
+    if (!next) break;
+    tried.push_back(next);
+    // Held back by it, or run in place already.
+    const Action first = through(*next, GpuCall(fs.first));
+    if (!next->short_circuit->armed()) {
+      first_issued = first == Action::Deferred;  // taken, then issued when it was dropped on it
+      continue;
+    }
+    const Action action = through(*next, GpuCall(fs.next));
+    if (next->short_circuit->take_false_start()) continue;  // it did not follow either: the same calls
+    active_ = next;
+    return action;
+  }
+  if (!fs.first_ran && !first_issued) dropping_on_failure(failed, [&] { failed.executor->issue(fs.first_op, fs.first); });
+  return offer(signature, std::move(fs.next));
 }
 
 // `call` to recording `r`'s short-circuit, with what that means for its timings and its fate.

@@ -86,23 +86,50 @@ Action ShortCircuit::on_call(GpuCall call) {
   const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
-    // Only the first op matched and it is still held back: the call occurs elsewhere too.
-    fall_back(result.mismatch, /*false_start=*/matched_ == 1 && deferred_.size() == 1 && next_segment_ == 0);
+    // Only the first op matched, and nothing was launched: the call occurs elsewhere too.
+    const bool held = deferred_.size() == 1 && next_segment_ == 0;
+    const bool ran = deferred_.empty() && first_call_.has_value();
+    const bool false_start = matched_ == 1 && (held || ran);
+    if (false_start && hand_back_) {
+      FalseStart fs;
+      fs.first_op = first_op_;
+      fs.first = held ? std::move(*deferred_.front().call) : std::move(*first_call_);
+      fs.first_ran = ran;
+      fs.next = std::move(call);
+      deferred_.clear();
+      first_call_.reset();
+      ++summary_.false_starts;
+      armed_ = false;
+      matcher_.reset();
+      next_segment_ = 0;
+      handed_back_ = std::move(fs);
+      return Action::Run;  // the caller decides: take_false_start()
+    }
+    fall_back(result.mismatch, false_start);
     return try_arm(std::move(call));  // the recorded iteration may start again right here
   }
   return accept(std::move(call), op);
+}
+
+std::optional<FalseStart> ShortCircuit::take_false_start() {
+  std::optional<FalseStart> out;
+  out.swap(handed_back_);
+  return out;
 }
 
 // `call` matched recorded op `op`.
 Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   ++matched_;
   Action action = Action::Deferred;
+  first_call_.reset();
+  if (matched_ == 1) first_op_ = op;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
       segments_[next_segment_].begin == op) {
     // A host copy or a collective: everything before it is on the GPU (its segment launched when
     // its last call matched), so the program's own call runs now, in order.
     action = Action::Run;
     ++(plan_.ops[op].kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
+    if (hand_back_ && matched_ == 1) first_call_ = call;  // a false start may hand it back (as run)
   } else {
     deferred_.push_back({op, std::move(call)});
     ++summary_.calls_deferred;

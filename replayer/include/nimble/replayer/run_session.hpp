@@ -175,6 +175,7 @@ class RunSession {
   bool measuring(const Recording& r) const;  // a trial, or --compare: plain blocks alternate
   Action offer(std::uint64_t signature, GpuCall&& call);
   Action through(Recording& r, GpuCall&& call);
+  Action after_false_start(Recording& failed, std::uint64_t signature, FalseStart fs);
   bool counted_plain(std::uint64_t signature);
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);

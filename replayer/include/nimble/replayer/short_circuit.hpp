@@ -73,17 +73,32 @@ struct ShortCircuitSummary {
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
   std::size_t collectives = 0;    // matched collective kernels, run by the program
-  // A call matched the recording's first op and is still held back, the next did not match:
-  // the same call also occurs elsewhere in the program. Not counted among the fall-backs.
+  // A call matched the recording's first op (held back, or a host copy the program ran), the
+  // next did not match: the same call also begins something else. Not counted among the fall-backs.
   std::size_t false_starts = 0;
   std::size_t ops_of_skipped_calls = 0;  // ops taken from the memo of a skipped library call
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
+};
+
+// A false start handed back (ShortCircuit::hand_back_false_starts): the iteration's first call,
+// which matched, and the next, which did not. Another recording that begins alike may take both.
+struct FalseStart {
+  std::size_t first_op = 0;        // the recorded op the first call matched
+  GpuCall first;                   // held back and not yet issued, unless first_ran
+  bool first_ran = false;          // the first op runs in the program (a host copy): it ran already
+  GpuCall next;                    // the call that did not match; not run yet
 };
 
 class ShortCircuit {
  public:
   ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
                Executor& executor, ArgumentRule rule = ArgumentRule::SameAddresses);
+
+  // On a false start (only the first call matched), keep the first call back instead of issuing
+  // it and leave the mismatching call unrun: take_false_start() hands both to the caller, which
+  // must issue them (in order) unless another recording takes them.
+  void hand_back_false_starts(bool on) { hand_back_ = on; }
+  std::optional<FalseStart> take_false_start();
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
   Action on_call(GpuCall call);
@@ -136,6 +151,10 @@ class ShortCircuit {
     std::optional<GpuCall> call;  // none: an op of a skipped library call (recorded_call on fall-back)
   };
   std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
+  bool hand_back_ = false;
+  std::optional<GpuCall> first_call_;    // kept while the first op ran in the program (hand-back only)
+  std::size_t first_op_ = 0;              // the op the iteration's first call matched
+  std::optional<FalseStart> handed_back_;
   bool armed_ = false;
   bool stopped_ = false;             // a launch failed, or finish(): never re-arm
   std::size_t iterations_started_ = 0;
