@@ -93,7 +93,8 @@ void AutoRange::trim_history() {
   }
 }
 
-void AutoRange::restart() {
+void AutoRange::restart(int iteration) {
+  if (iteration > 0) options_.iteration = iteration;
   history_.clear();
   kernels_.clear();
   phase_ = Phase::Detecting;
@@ -106,6 +107,16 @@ void AutoRange::restart() {
   diverged_ = false;
   anchored_at_sync_ = false;
   known_in_a_row_ = 0;
+}
+
+void AutoRange::prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks) {
+  for (const auto& [signature, kernel] : tasks) {
+    history_.push_back(signature);
+    kernels_.push_back(kernel);
+    ++total_;
+  }
+  last_check_ = total_;
+  trim_history();
 }
 
 // Between syncs (the last `stretch` entries end with one): one block repeated across nearly all

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace nimble::hooks {
@@ -96,8 +97,12 @@ class AutoRange {
   // territory, and looking on costs more than it can find.
   std::size_t known_in_a_row() const { return known_in_a_row_; }
   // Looks for a new period from scratch (the history is dropped): after a recording, when the
-  // program has moved on to other work.
-  void restart();
+  // program has moved on to other work. `iteration` > 0 replaces Options::iteration.
+  void restart(int iteration = 0);
+  int iteration() const { return options_.iteration; }
+  // Tasks that ran before detection began, in order (signature, and whether it is a kernel): in
+  // the history as if they had been fed, but nothing is decided on them.
+  void prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks);
 
  private:
   bool matches_period() const;

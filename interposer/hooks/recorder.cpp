@@ -181,7 +181,8 @@ bool run_window_opens(const TaskCall& call) {
 void run_watch_again() {
   g_watch_wanted.store(false, std::memory_order_relaxed);
   if (run_gave_up()) return;
-  with_recording_window([](RecordingWindow& capture) { capture.watch_again(); });
+  const auto primer = run_take_primer();  // under nimble run's lock, which is let go first
+  with_recording_window([&](RecordingWindow& capture) { capture.watch_again(primer); });
 }
 
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,

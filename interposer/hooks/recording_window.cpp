@@ -137,6 +137,19 @@ void RecordingWindow::after_task() {
     lane_after_tasks_ = auto_range_->tasks_seen();
     return;
   }
+  // nimble run: a window that did not repeat the period found is most likely the program moving on
+  // (an eval pass of three batches found at its end, then the training step, which begins alike,
+  // recorded instead of a fourth). It is let go and the range looks on; nimble run goes on with the
+  // recordings it has. The same period diverging a third time is written after all.
+  if (config_.run && deciding().diverged() && diverged_windows_[deciding().fingerprint()]++ < kDivergedWindowsDropped) {
+    engine().end_window();
+    open_ = false;
+    debug_message("nimble run: the recorded stretch did not repeat the period found (" +
+                  std::to_string(deciding().period()) + " tasks); let go, looking on");
+    auto_range_->restart();
+    run_resume();
+    return;
+  }
   close_window("period complete", false, false);
 }
 
@@ -213,9 +226,12 @@ void RecordingWindow::nvtx_end_of_window() {
   if (open_ && config_.range == CaptureRange::Nvtx) close_window("NVTX range end", false, false);
 }
 
-void RecordingWindow::watch_again() {
+void RecordingWindow::watch_again(const std::vector<std::pair<std::uint64_t, bool>>& primer) {
   if (!auto_range_ || open_ || !finished_) return;  // no automatic range, or already looking
-  auto_range_->restart();
+  // The program has run its steady state already: the period right after the one found three
+  // times is recorded (a short eval pass of four batches, found at the third, has one left).
+  auto_range_->restart(1);
+  auto_range_->prime(primer);
   finished_ = false;
   g_tasks_matter.store(true, std::memory_order_relaxed);
   debug_message("nimble run: looking for another iteration");
@@ -317,7 +333,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   WindowReport report;
   report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
   report.range = config_.range_text;
-  report.iteration = config_.iteration;
+  report.iteration = auto_range_ ? deciding().iteration() : config_.iteration;
   report.ended_by = reason;
   report.truncated = truncated;
   report.device = device_;

@@ -46,8 +46,9 @@ class RecordingWindow {
   void at_exit();
 
   // `nimble run` wants the iteration the program runs now: the automatic range looks again from
-  // scratch, passing over periods recorded before. No effect with other capture ranges.
-  void watch_again();
+  // scratch, passing over periods recorded before, after the tasks of `primer` (they ran before
+  // it began to watch). No effect with other capture ranges, or while it is looking already.
+  void watch_again(const std::vector<std::pair<std::uint64_t, bool>>& primer = {});
 
   bool window_open() const { return open_; }
   // Whether tasks outside the window matter (the automatic range watches every task).
@@ -79,6 +80,8 @@ class RecordingWindow {
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
   int windows_discarded_ = 0;
+  // nimble run: windows let go for not repeating their period, by the period's fingerprint.
+  std::map<std::uint64_t, int> diverged_windows_;
   static constexpr int kDivergedWindowsDropped = 2;
   // The last dropped window's capture.auto fields: written at exit, with the tasks the engine
   // still holds, when nothing better was found (a trace that says so beats none).

@@ -349,6 +349,7 @@ RunState& make_run_state() {
   options.min_speedup = c.run_min_speedup;
   options.compare_block = static_cast<std::size_t>(c.run_compare);
   options.stale_calls = static_cast<std::size_t>(c.run_stale);
+  options.side_exit_looks = static_cast<std::size_t>(c.run_side_exit_looks);
   r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);
   r->summary_path = run_output_path(c, trace_output_path());
   g_run.store(r, std::memory_order_release);
@@ -510,6 +511,15 @@ bool run_knows_period(std::uint64_t fingerprint) {
   return r->session->knows(fingerprint);
 }
 
+std::vector<std::pair<std::uint64_t, bool>> run_take_primer() {
+  std::vector<std::pair<std::uint64_t, bool>> out;
+  RunState* r = run_state();
+  if (!r) return out;
+  std::lock_guard<std::mutex> lock(r->mu);
+  for (const replayer::PrimerCall& c : r->session->take_primer()) out.emplace_back(c.signature, c.kernel);
+  return out;
+}
+
 bool run_gave_up() {
   RunState* r = run_state();
   if (!r) return false;
@@ -549,6 +559,13 @@ void run_pause(const char* why) {
     stop_replay(e);
   }
   release_frees(*r);
+}
+
+void run_resume() {
+  RunState* r = run_state();
+  if (!r) return;
+  std::lock_guard<std::mutex> lock(r->mu);
+  g_running.store(keep_running(*r), std::memory_order_relaxed);
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hook_table.hpp"
@@ -40,6 +41,9 @@ bool run_gave_up();
 // nimble run wants a new recording (the program moved on, or nothing is replayable): the
 // automatic range should look again. The hooks act on it outside nimble run's lock.
 inline std::atomic<bool> g_watch_wanted{false};
+// What the automatic range should see first when it looks again (RunSession::take_primer):
+// (signature, kernel) of the calls that left the recorded iteration.
+std::vector<std::pair<std::uint64_t, bool>> run_take_primer();
 
 // Lock-free fast path: whether a call with this signature concerns nimble run at all (see
 // RunSession::concerns); if not, the program runs it and run_passed_by counts it.
@@ -52,8 +56,9 @@ void run_passed_by();
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call);
 
 // A recording window opens (nimble run records another iteration): what is held back goes out
-// and running() stays false until the window closes (run_recorded).
+// and running() stays false until the window closes (run_recorded), or is let go (run_resume).
 void run_pause(const char* why);
+void run_resume();
 
 // True while the program issues its own calls in a measured block (the trial, or --compare):
 // library calls then run as they are.

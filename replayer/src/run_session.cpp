@@ -81,6 +81,8 @@ std::size_t RunSession::add(RecordingSetup setup) {
   recordings_.push_back(std::move(r));
   eager_since_begun_.store(0, std::memory_order_relaxed);
   requested_.store(false, std::memory_order_relaxed);
+  side_exit_looks_.store(0, std::memory_order_relaxed);
+  left_loop_.store(false, std::memory_order_relaxed);
   publish_recordings();
   return recordings_.size() - 1;
 }
@@ -100,7 +102,9 @@ void RunSession::reject(std::uint64_t fingerprint) {
 bool RunSession::wants_recording() const {
   if (gave_up_.load(std::memory_order_relaxed)) return false;
   return live_.load(std::memory_order_relaxed) == 0 ||
-         eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed);
+         eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed) ||
+         (left_loop_.load(std::memory_order_relaxed) &&
+          side_exit_looks_.load(std::memory_order_relaxed) < options_.side_exit_looks);
 }
 
 // What the hooks read without the lock, after every call: whether anything is under way.
@@ -142,7 +146,23 @@ bool RunSession::passed_by() {
 
 bool RunSession::take_request() {
   if (requested_.load(std::memory_order_relaxed) || !wants_recording()) return false;
-  return !requested_.exchange(true, std::memory_order_relaxed);
+  if (requested_.exchange(true, std::memory_order_relaxed)) return false;
+  if (left_loop_.exchange(false, std::memory_order_relaxed)) side_exit_looks_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+std::vector<PrimerCall> RunSession::take_primer() {
+  std::vector<PrimerCall> out;
+  out.swap(primer_);
+  return out;
+}
+
+// The program left recording r's iteration (r trusted, nothing else took over): it may have moved
+// on to something short (an eval pass), which staleness would notice too late or never.
+void RunSession::left_loop(const Recording& r, std::vector<PrimerCall> primer) {
+  if (r.state != RecordingState::Replaying || options_.compare_block > 0) return;
+  primer_ = std::move(primer);
+  left_loop_.store(true, std::memory_order_relaxed);
 }
 
 Recording* RunSession::active() { return active_; }
@@ -209,6 +229,8 @@ void RunSession::settle() {
   r.rank = ++rank_clock_;
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
+  left_loop_.store(false, std::memory_order_relaxed);
+  primer_.clear();
   if (r.warmup_left > 0 && --r.warmup_left == 0 && r.state == RecordingState::Trial) {
     start_plain_block(r);  // warmed up: the trial begins with a block of the program's own iterations
     return;
@@ -304,7 +326,12 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     return action;
   }
   if (!fs.first_ran && !first_issued) dropping_on_failure(failed, [&] { failed.executor->issue(fs.first_op, fs.first); });
-  return offer(signature, std::move(fs.next));
+  const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
+  const Action action = offer(signature, std::move(fs.next));
+  if (!active_) {
+    left_loop(failed, {{failed.first_signature, std::holds_alternative<KernelCall>(fs.first)}, {signature, next_is_kernel}});
+  }
+  return action;
 }
 
 // `call` to recording `r`'s short-circuit, with what that means for its timings and its fate.
@@ -327,6 +354,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
     for (const auto& other : recordings_) lowest = std::min(lowest, other->rank);
     r.rank = lowest - 1;
     after_failures(r);
+    if (!sc.armed() && !sc.handing_back()) left_loop(r);  // a false start is after_false_start's
   }
   if (sc.stopped() && r.state != RecordingState::Dropped) drop(r, "a segment could not be launched");
   return action;
@@ -427,7 +455,10 @@ void RunSession::on_host_visible_point(const std::string& what) {
   Recording& r = *active_;
   const std::size_t failed = failures(r.short_circuit->summary());
   dropping_on_failure(r, [&] { r.short_circuit->on_host_visible_point(what); });
-  if (failures(r.short_circuit->summary()) > failed) after_failures(r);
+  if (failures(r.short_circuit->summary()) > failed) {
+    after_failures(r);
+    left_loop(r);
+  }
   settle();
   publish();
 }

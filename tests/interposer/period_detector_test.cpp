@@ -223,6 +223,37 @@ TEST(AutoRange, IterationOptionSkipsPeriods) {
   EXPECT_EQ(w.begin, 3 * iteration.size() + 2 * iteration.size());
 }
 
+// nimble run looks again when the program leaves its training step at an eval batch's second
+// call: the first two calls of that batch ran before detection began, and are primed. Four eval
+// batches: the first three (the first primed) are the period, the fourth is recorded.
+TEST(AutoRange, PrimedTasksCountAsTheFirstOfTheHistory) {
+  const std::vector<std::uint64_t> eval = {kCopy, 7, 8, 9, kSync};
+  AutoRange::Options options = short_periods();
+  options.iteration = 2;
+  AutoRange range(options);
+  range.restart(1);  // a later recording: the period right after the third is recorded
+  EXPECT_EQ(range.iteration(), 1);
+  range.prime({{kCopy, false}, {7, true}});
+  std::vector<std::uint64_t> seq(eval.begin() + 2, eval.end());  // the rest of the first batch
+  const auto more = repeat(eval, 3);
+  seq.insert(seq.end(), more.begin(), more.end());
+  seq.insert(seq.end(), {kCopy, 1, 2, 3, kSync});  // then the training step again
+  const Window w = run(range, seq);
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), eval.size());
+  EXPECT_FALSE(range.diverged());
+  EXPECT_EQ(w.begin, 3 + 2 * eval.size());  // the fourth batch
+  EXPECT_EQ(range.tasks_seen(), 2 + seq.size());
+
+  // Without the primed calls, the first batch is cut: three whole batches end with the fourth,
+  // and the window opens on the training step, which begins with the same copy.
+  AutoRange unprimed(short_periods());
+  unprimed.restart(1);
+  const Window u = run(unprimed, seq);
+  ASSERT_TRUE(u.found);
+  EXPECT_TRUE(unprimed.diverged());
+}
+
 TEST(AutoRange, AChangeWhileWaitingRestartsDetection) {
   AutoRange::Options options = short_periods();
   options.iteration = 2;

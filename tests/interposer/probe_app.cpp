@@ -367,10 +367,11 @@ int loop_streams(int iterations, bool per_thread, bool collective = false) {
 
 // A program as people write it, with nothing bracketed: a set-up that repeats its own short
 // pattern (each parameter initialised by a kernel, uploaded and synchronised, as timm and
-// transformers models are built), then `epochs` of `steps` training steps and `evals` eval steps
-// that begin with the same input copy but launch other kernels. Prints the work digest, the
-// kernels and graph launches that reached the driver, and how many steps ran.
-int program(int epochs, int steps, int evals) {
+// transformers models are built), then `epochs` of `steps` training steps (with `short_last`, the
+// last one a short batch: a smaller input copy and grids) and `evals` eval steps that begin with
+// the same input copy but launch other kernels (`eval_kernels` of them). Prints the work digest, the kernels and graph
+// launches that reached the driver, and how many steps ran.
+int program(int epochs, int steps, int evals, bool short_last = false, int eval_kernels = 1) {
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   int params = 40;
@@ -384,14 +385,16 @@ int program(int epochs, int steps, int evals) {
   int step = 0;
   for (int e = 0; e < epochs; ++e) {
     for (int i = 0; i < steps; ++i, ++step) {
+      const bool short_batch = short_last && i + 1 == steps;
+      const unsigned g = short_batch ? 1 : 2;
       int n = 100 + step;  // the step number (an RNG offset, a learning-rate schedule)
-      cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+      cuMemcpyHtoDAsync(a, host, short_batch ? 320 : 1024, nullptr);
       void* scale_args[] = {&a, &b, &n};
-      cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      cuLaunchKernel(scale, g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
       int m = 7;
       void* fill_args[] = {&b, &m};
-      cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
-      cuLaunchKernel(scale, 4, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      cuLaunchKernel(fill, g, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      cuLaunchKernel(scale, 2 * g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
       cuMemcpyDtoHAsync(host, b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
     }
@@ -399,7 +402,7 @@ int program(int epochs, int steps, int evals) {
       cuMemcpyHtoDAsync(a, host, 1024, nullptr);
       int m = 3;
       void* fill_args[] = {&b, &m};
-      cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      for (int k = 0; k < eval_kernels; ++k) cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
       cuMemcpyDtoHAsync(host, b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
     }
@@ -682,6 +685,9 @@ int main(int argc, char** argv) {
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "program") return program(2, 30, 20);
+  // Epochs as the corpus' training script has them: a short last batch and a short eval pass.
+  // (Each eval step launches 10 kernels, so three of them are long enough to be a period.)
+  if (mode == "epochs") return program(8, 11, 4, true, 10);
   if (mode == "own-graph") return own_graph(60);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph|program-graph\n");

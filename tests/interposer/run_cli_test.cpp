@@ -28,6 +28,12 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
 
+std::string r_dump(const std::map<int, nlohmann::json>& recordings) {
+  std::string out;
+  for (const auto& [calls, rec] : recordings) out += rec.dump() + "\n";
+  return out;
+}
+
 // The probe's "kernels_run=K ..." line as numbers.
 std::map<std::string, int> counts(const std::string& output) {
   std::map<std::string, int> out;
@@ -397,6 +403,38 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   // Every kernel ran with the arguments a plain run gives it, in the same order.
   EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
   EXPECT_LT(counts(r.output).at("kernels_run"), 100) << r.output;  // of 260 in a plain run
+}
+
+// An eval pass of four batches after each epoch's training steps, far shorter than the calls that
+// make nimble look again (as in a real script: four ResNet-18 eval batches are about 280 calls,
+// NIMBLE_RUN_STALE is 1024; here 52 and 64). Its first batch begins with the same input copy as a
+// training step: the training recording false-starts there, no other takes over, and that side
+// exit makes nimble look at once, starting with the two calls that left the loop; the fourth
+// batch is recorded and later passes are replayed. Every kernel runs as in a plain run.
+TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsReplayed) {
+  const std::string dir = temp_dir();
+  auto run_epochs = [&](const std::string& side_exit_looks) {
+    std::vector<std::string> env = fake_driver_env(true);
+    env.push_back("NIMBLE_RUN_STALE=64");
+    env.push_back("NIMBLE_RUN_SIDE_EXIT_LOOKS=" + side_exit_looks);
+    const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/e" + side_exit_looks + ".json", "--",
+                                           probe_path(), "epochs"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs").output));
+    const nlohmann::json summary = read_json(dir + "/e" + side_exit_looks + ".run.json");
+    EXPECT_TRUE(summary.is_object()) << r.output;
+    std::map<int, nlohmann::json> by_calls;
+    for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) by_calls[rec.value("calls", 0)] = rec;
+    return by_calls;
+  };
+  std::map<int, nlohmann::json> by_calls = run_epochs("3");
+  ASSERT_TRUE(by_calls.count(5) && by_calls.count(12)) << r_dump(by_calls);
+  EXPECT_EQ(by_calls[12].value("state", ""), "replaying");
+  // Recorded in the second epoch's pass: the six passes after it, four batches each.
+  EXPECT_GE(by_calls[12].value("iterations_replayed", 0), 24) << r_dump(by_calls);
+  EXPECT_GE(by_calls[5].value("iterations_replayed", 0), 60) << r_dump(by_calls);
+  // Without the side-exit look the pass is never recorded: it never makes the program stale.
+  EXPECT_EQ(run_epochs("0").count(12), 0u);
 }
 
 // Never slower: a recording is tried against the program's own iterations in this process first,

@@ -71,17 +71,20 @@ class RunSessionTest : public ::testing::Test {
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
     std::size_t deferred = 0;
     for (std::uint64_t f : functions) {
+      // As the hooks do: a request comes from the fast path, or is taken after a call it handled.
       if (!s.concerns(sig(f))) {
-        s.passed_by();
+        requests_ += s.passed_by();
         continue;
       }
       deferred += s.on_call(sig(f), call_of(f)) == Action::Deferred;
+      requests_ += s.take_request();
     }
     now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * 1e6);
     return deferred;
   }
 
   Log log_;
+  std::size_t requests_ = 0;  // times the session asked for a new recording
   std::uint64_t now_ = 1;
   double plain_ms_ = 2.0, replayed_ms_ = 1.0;
   const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
@@ -296,6 +299,53 @@ TEST_F(RunSessionTest, RecordingsThatBeginWithTheSameHostCopySwitchWithoutRunnin
   EXPECT_EQ(deferred, 6u * 2 + 4u);  // every kernel replayed
   EXPECT_EQ(log_.issued, 0u);    // nothing issued eagerly: the copy is not run again
   EXPECT_EQ(s.iterations_replayed(), 10u);
+}
+
+TEST_F(RunSessionTest, LeavingATrustedRecordingAsksForALookAtOnceWithTheCallsThatLeftIt) {
+  RunOptions o;
+  o.trial_block = 0;
+  o.stale_calls = 1000;  // far more than the eval pass below
+  o.side_exit_looks = 2;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  for (int i = 0; i < 3; ++i) iterate(s, train_);
+  EXPECT_EQ(requests_, 0u);
+  // An eval step begins like a training step: the training recording false-starts on its second
+  // call and nothing else takes over.
+  iterate(s, eval_);
+  EXPECT_EQ(requests_, 1u);  // once
+  const std::vector<PrimerCall> primer = s.take_primer();
+  ASSERT_EQ(primer.size(), 2u);
+  EXPECT_EQ(primer[0].signature, sig(1));
+  EXPECT_EQ(primer[1].signature, sig(5));
+  EXPECT_TRUE(primer[0].kernel && primer[1].kernel);
+  EXPECT_TRUE(s.take_primer().empty());
+  // Back in the training loop: nothing is wanted any more.
+  iterate(s, train_);
+  EXPECT_FALSE(s.wants_recording());
+  // Another side exit asks again; a third finds the looks used up (no new recording came).
+  iterate(s, eval_);
+  EXPECT_EQ(requests_, 2u);
+  iterate(s, train_);
+  iterate(s, eval_);
+  EXPECT_EQ(requests_, 2u);
+  // A new recording makes side exits count again.
+  s.add(recording("other", {7, 8}, log_));
+  iterate(s, train_);
+  iterate(s, eval_);
+  EXPECT_EQ(requests_, 3u);
+}
+
+TEST_F(RunSessionTest, ARecordingOnTrialDoesNotAskForALookWhenLeft) {
+  RunOptions o;
+  o.trial_block = 3;
+  o.stale_calls = 1000;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  iterate(s, train_);
+  iterate(s, eval_);  // left during the trial's first replayed block
+  EXPECT_EQ(requests_, 0u);
+  EXPECT_TRUE(s.take_primer().empty());
 }
 
 TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {

@@ -47,6 +47,16 @@ struct RunOptions {
   // before the program counts as having moved on (at least twice the longest recording's calls).
   std::size_t stale_calls = settings::defaults::run_stale;
   std::size_t give_up_after = 8;    // recordings dropped before the session stops looking
+  // Looks asked for because the program left its recorded iterations (side exits), before it
+  // has run stale_calls eagerly, that found nothing new; afterwards only staleness asks.
+  std::size_t side_exit_looks = settings::defaults::run_side_exit_looks;
+};
+
+// A call the automatic range should see before it looks again: the program left the recorded
+// iterations on it (its signature, and whether it launched a kernel).
+struct PrimerCall {
+  std::uint64_t signature = 0;
+  bool kernel = false;
 };
 
 // One recorded iteration as the hooks built it.
@@ -110,6 +120,11 @@ class RunSession {
   // True once each time a new recording becomes wanted (wants_recording), until a recording is
   // added, refused, or a recorded iteration completes again.
   bool take_request();
+  // The calls the program ran when it left a trusted recording's iteration at its start (the
+  // first, which began it, and the next, which did not follow): the automatic range, which was
+  // not watching then, sees them first, so an eval pass that begins like the training step is
+  // seen whole. Empty when the side exit was elsewhere.
+  std::vector<PrimerCall> take_primer();
 
   // In a measured plain block, a call with this signature: true when it is the program's to run
   // (counted, nothing else to do); false when the block has ended, and the call goes to on_call.
@@ -179,6 +194,7 @@ class RunSession {
   bool counted_plain(std::uint64_t signature);
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);
+  void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   void after_failures(Recording& r);
   std::size_t stale_after() const;
 
@@ -206,6 +222,11 @@ class RunSession {
   std::atomic<std::size_t> eager_since_begun_{0};
   std::atomic<std::size_t> stale_after_{1024};
   std::atomic<bool> requested_{false};
+  // A trusted recording's iteration was left and no other took over: look again without waiting
+  // for staleness, at most side_exit_looks times between new recordings.
+  std::atomic<bool> left_loop_{false};
+  std::atomic<std::size_t> side_exit_looks_{0};
+  std::vector<PrimerCall> primer_;
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
 };

@@ -99,6 +99,7 @@ class ShortCircuit {
   // must issue them (in order) unless another recording takes them.
   void hand_back_false_starts(bool on) { hand_back_ = on; }
   std::optional<FalseStart> take_false_start();
+  bool handing_back() const { return handed_back_.has_value(); }
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
   Action on_call(GpuCall call);
