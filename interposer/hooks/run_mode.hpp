@@ -14,18 +14,14 @@
 #include <vector>
 
 #include "hook_table.hpp"
+#include "nimble/replayer/run_setup.hpp"
 #include "nimble/replayer/short_circuit.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::hooks {
 
 // What the capture control knows of a recorded iteration besides its trace.
-struct RecordedIteration {
-  std::string path;                 // where its trace was written
-  std::uint64_t first_signature = 0;  // of its first GPU call (signature.hpp), 0: unknown
-  std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
-  std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
-};
+using RecordedIteration = replayer::RecordedIteration;
 
 // A recorded iteration was written: it becomes a recording (scheduled, graphs built) or is
 // refused with the reason on stderr; the program goes on either way. True when nimble should

@@ -7,58 +7,15 @@
 #include <vector>
 
 #include "nimble/replayer/run_session.hpp"
+#include "session_util.hpp"
 
 namespace nimble::replayer {
 namespace {
 
-struct Log {
-  std::vector<std::string> lines;
-  std::size_t launches = 0, issued = 0;
-};
-
-struct LoggingExecutor : Executor {
-  Log& log;
-  std::string name;
-  LoggingExecutor(Log& l, std::string n) : log(l), name(std::move(n)) {}
-  void launch_segment(std::size_t segment, const IterationMatcher&) override {
-    log.lines.push_back(name + " launch " + std::to_string(segment));
-    ++log.launches;
-  }
-  void issue(std::size_t op, const GpuCall&) override {
-    log.lines.push_back(name + " issue " + std::to_string(op));
-    ++log.issued;
-  }
-};
-
-// Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.
-KernelCall call_of(std::uint64_t f) { return KernelCall{f, {1, 1, 1}, {32, 1, 1}, 0, std::vector<std::uint8_t>(8, 0)}; }
-std::uint64_t sig(std::uint64_t f) { return 1000 + f; }
-
-// A recording of kernels `functions`, in one segment per `piece` ops.
-RecordingSetup recording(const std::string& name, const std::vector<std::uint64_t>& functions, Log& log,
-                         std::size_t piece = 0, std::uint64_t fingerprint = 0) {
-  RecordingSetup s;
-  s.name = name;
-  for (std::uint64_t f : functions) {
-    Op op;
-    op.kind = OpKind::Kernel;
-    op.name = "k" + std::to_string(f);
-    op.kernel.function = f;
-    op.kernel.block[0] = 32;
-    op.kernel.args.assign(8, 0);
-    op.kernel.param_offsets = {0};
-    op.kernel.param_sizes = {8};
-    s.plan.ops.push_back(op);
-  }
-  s.segments = segments_of(s.plan, piece);
-  s.first_signature = sig(functions.front());
-  s.fingerprint = fingerprint;
-  s.skip_library = false;
-  s.make_executor = [&log, name](const ReplayPlan&, const std::vector<Segment>&) {
-    return std::make_unique<LoggingExecutor>(log, name);
-  };
-  return s;
-}
+using test::call_of;
+using test::Log;
+using test::recording;
+using test::sig;
 
 class RunSessionTest : public ::testing::Test {
  protected:

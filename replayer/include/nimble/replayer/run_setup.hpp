@@ -1,0 +1,50 @@
+// What a recorded iteration becomes under `nimble run`: the recording to replay (its plan,
+// segments and matching rule), or the reason it cannot be one, or that nimble run should step
+// aside (the iteration launches the program's own CUDA graphs). These are the decisions; the hooks
+// add the executor that launches the graphs, and act. CUDA-free, tested on the CPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/run_session.hpp"
+#include "nimble/trace/trace.hpp"
+#include "settings/settings.hpp"
+
+namespace nimble::replayer {
+
+// What the capture control knows of a recorded iteration besides its trace.
+struct RecordedIteration {
+  std::string path;                   // where its trace was written
+  std::uint64_t first_signature = 0;  // of its first GPU call (the hooks' signature), 0: unknown
+  std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
+  std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
+};
+
+// The settings that shape a recording (NIMBLE_RUN_*).
+struct RunSetupOptions {
+  std::size_t piece = settings::defaults::run_piece;               // ops per graph at most (0: whole stretches)
+  std::uint32_t max_streams = settings::defaults::run_max_streams;  // streams inside the graphs
+  bool multi_stream = settings::defaults::run_multi_stream;         // replay iterations over several streams
+  bool skip_library = settings::defaults::run_skip_library;
+};
+
+struct PreparedRecording {
+  std::optional<RecordingSetup> setup;  // without its make_executor; none when refused
+  std::string refused_because;          // why not, when there is no setup
+  bool own_graphs = false;              // the program launches its own CUDA graphs: nimble run steps aside
+  bool own_streams = false;             // each op replays on the program stream it was recorded on
+  std::size_t program_streams = 1;
+  bool stream_graphs = false;           // the graphs span several streams (a schedule): Backend::StreamGraph
+  // What was built, for the run summary's "setup" (the hooks add the graphs and variants).
+  trace::json description() const;
+};
+
+// Schedules the trace (at most options.max_streams streams), builds the plan and decides. Never
+// throws for a bad trace: the problem is the refusal.
+PreparedRecording prepare_recording(trace::Trace trace, const RecordedIteration& recorded, const RunSetupOptions& options);
+
+}  // namespace nimble::replayer

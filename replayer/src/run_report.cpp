@@ -1,0 +1,191 @@
+#include "nimble/replayer/run_report.hpp"
+
+#include <cstdio>
+#include <map>
+
+namespace nimble::replayer {
+namespace {
+
+trace::json phase_json(const IterationTimes& t) {
+  return {{"iterations", t.iterations}, {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}};
+}
+
+std::string library_text(const LibraryMemo& memo) {
+  std::string text;
+  char line[300];
+  for (const auto& [symbol, s] : memo.stats()) {
+    const double run_us = mean_us(s.run_ns, s.runs_timed);
+    std::snprintf(line, sizeof line, "nimble run: %s: %zu of %zu calls skipped (%.1f us each when run: about %.1f ms saved)\n",
+                  symbol.c_str(), s.skipped, s.calls, run_us, run_us * static_cast<double>(s.skipped) / 1e3);
+    text += line;
+  }
+  for (const std::string& why : memo.disabled()) text += "nimble run: never skipped again: " + why + "\n";
+  return text;
+}
+
+std::string heuristics_text(const HeuristicsCounts& q) {
+  if (!q.answered && !q.asked) return "";
+  char line[300];
+  std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s\n", q.answered,
+                q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "");
+  return line;
+}
+
+trace::json recording_json(const Recording& rec, const RecordingExtras& extras, const HeuristicsCounts& heuristics) {
+  const ShortCircuitSummary& s = rec.short_circuit->summary();
+  trace::json fallbacks = trace::json::array();
+  for (const auto& [reason, count] : s.fallbacks) fallbacks.push_back({{"reason", reason}, {"count", count}});
+  trace::json j = {{"trace", rec.name},
+                   {"calls", rec.calls},
+                   {"state", state_name(rec.state)},
+                   {"iterations_replayed", s.iterations_replayed},
+                   {"false_starts", s.false_starts},
+                   {"fallbacks", fallbacks},
+                   {"setup", extras.setup},
+                   {"graphs", extras.graphs}};
+  if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
+  if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
+  if (rec.comparison) j["timings"] = comparison_json(*rec.comparison);
+  if (rec.memo) j["library"] = library_json(*rec.memo, heuristics);
+  return j;
+}
+
+const RecordingExtras& extras_of(const RunReportInput& in, std::size_t i) {
+  static const RecordingExtras none;
+  return i < in.extras.size() ? in.extras[i] : none;
+}
+
+}  // namespace
+
+double mean_us(std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; }
+
+const Recording* main_recording(const RunSession& session, std::size_t* index) {
+  const Recording* best = nullptr;
+  const auto& all = session.recordings();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!best || all[i]->short_circuit->summary().iterations_replayed > best->short_circuit->summary().iterations_replayed) {
+      best = all[i].get();
+      *index = i;
+    }
+  }
+  return best;
+}
+
+std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals) {
+  if (session.iterations_replayed() > 0) return "";
+  std::string why;
+  for (const std::string& refusal : refusals) why += (why.empty() ? "" : "; ") + refusal;
+  for (const auto& rec : session.recordings()) {
+    if (rec->state == RecordingState::Dropped) {
+      why += (why.empty() ? "" : "; ") + rec->name + " was dropped: " + rec->dropped_because;
+    } else {
+      why += (why.empty() ? "" : "; ") + rec->name + " never matched the program's later calls";
+    }
+  }
+  return why.empty() ? "no recorded iteration could be replayed" : why;
+}
+
+trace::json comparison_json(const Comparison& c) {
+  const IterationTimes replayed = c.times(Phase::Replay), plain = c.times(Phase::Plain);
+  trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
+  j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
+                                                               : trace::json(nullptr);
+  return j;
+}
+
+std::string comparison_text(const Comparison& c) {
+  const IterationTimes replayed = c.times(Phase::Replay), plain = c.times(Phase::Plain);
+  char line[400];
+  if (replayed.iterations == 0 || plain.iterations == 0) {
+    std::snprintf(line, sizeof line,
+                  "nimble run: compare: too few whole iterations to compare (%zu replayed, %zu plain timed); "
+                  "run more iterations or a smaller --compare block\n",
+                  replayed.iterations, plain.iterations);
+    return line;
+  }
+  std::snprintf(line, sizeof line,
+                "nimble run: compare (this process, alternating blocks of %zu iterations): median iteration "
+                "%.3f ms plain, %.3f ms replayed: %.2fx (p10-p90 %.3f-%.3f and %.3f-%.3f ms; %zu and %zu iterations)\n",
+                c.block(), plain.median_ms, replayed.median_ms, plain.median_ms / replayed.median_ms, plain.p10_ms,
+                plain.p90_ms, replayed.p10_ms, replayed.p90_ms, plain.iterations, replayed.iterations);
+  return line;
+}
+
+trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& q) {
+  trace::json calls = trace::json::object();
+  for (const auto& [symbol, s] : memo.stats()) {
+    const double run_us = mean_us(s.run_ns, s.runs_timed);
+    calls[symbol] = {{"calls", s.calls}, {"skipped", s.skipped}, {"run_us_mean", run_us},
+                     {"saved_ms_estimate", run_us * static_cast<double>(s.skipped) / 1e3}};
+  }
+  return {{"calls", calls},
+          {"never_skipped", memo.disabled()},
+          {"heuristics_answered_from_memory", q.answered},
+          {"heuristics_asked", q.asked},
+          {"heuristics_unstable", q.unstable}};
+}
+
+trace::json run_summary_json(const RunReportInput& in) {
+  const RunSession& session = in.session;
+  std::size_t main_index = 0;
+  // No recording at all when every recorded iteration was refused (or the program's own graphs):
+  // the summary then has the counts (zero) and why, without a main recording's setup and graphs.
+  const Recording* main = main_recording(session, &main_index);
+  std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, false_starts = 0;
+  std::map<std::string, std::size_t> reasons;
+  trace::json recordings = trace::json::array();
+  for (std::size_t i = 0; i < session.recordings().size(); ++i) {
+    const ShortCircuitSummary& s = session.recordings()[i]->short_circuit->summary();
+    segments += s.segments_launched;
+    deferred += s.calls_deferred;
+    host_copies += s.host_copies;
+    collectives += s.collectives;
+    false_starts += s.false_starts;
+    for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
+    recordings.push_back(recording_json(*session.recordings()[i], extras_of(in, i), in.heuristics));
+  }
+  trace::json fallbacks = trace::json::array();
+  for (const auto& [reason, count] : reasons) fallbacks.push_back({{"reason", reason}, {"count", count}});
+  trace::json summary = {{"format", "nimble-run"},
+                         {"version", 1},
+                         {"trace", in.trace_path},
+                         {"iterations_replayed", session.iterations_replayed()},
+                         {"segments_launched", segments},
+                         {"calls_deferred", deferred},
+                         {"host_copies_run_in_place", host_copies},
+                         {"collectives_run_in_place", collectives},
+                         {"false_starts", false_starts},
+                         {"frees_held_back", session.frees_held()},
+                         {"fallbacks", fallbacks},
+                         {"recordings", recordings},
+                         {"refused", in.refusals},
+                         {"calls_seen", session.calls_seen()}};
+  if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
+    summary["nothing_replayed_because"] = why;
+  }
+  if (main) {
+    summary["setup"] = extras_of(in, main_index).setup;
+    summary["graphs"] = extras_of(in, main_index).graphs;
+    if (session.options().compare_block > 0 && main->comparison) summary["compare"] = comparison_json(*main->comparison);
+    if (main->memo) summary["library"] = library_json(*main->memo, in.heuristics);
+  }
+  return summary;
+}
+
+std::string run_summary_text(const RunReportInput& in) {
+  const RunSession& session = in.session;
+  std::string text = session.summary_text();
+  for (const auto& rec : session.recordings()) {
+    if (rec->memo) text += library_text(*rec->memo);
+  }
+  text += heuristics_text(in.heuristics);
+  std::size_t main_index = 0;
+  const Recording* main = main_recording(session, &main_index);
+  if (main && session.options().compare_block > 0 && main->comparison) text += comparison_text(*main->comparison);
+  if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
+    text += "nimble run: nothing was replayed: " + why + "\n";
+  }
+  return text;
+}
+
+}  // namespace nimble::replayer

@@ -1,0 +1,143 @@
+#include "nimble/replayer/run_setup.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "deps/engine.hpp"
+#include "nimble/replayer/plan.hpp"
+#include "nimble/scheduler/trace_schedule.hpp"
+#include "nimble/trace/recorded.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+bool launches_program_graphs(const trace::Trace& trace) {
+  return std::any_of(trace.tasks.begin(), trace.tasks.end(), [](const trace::Task& t) {
+    return trace::kind_of(t) == trace::TaskKind::Graph || trace::kind_of(t) == trace::TaskKind::GraphLaunch;
+  });
+}
+
+// Whether the program could not run replay here: the reason, or "" when it can.
+std::string why_not(const trace::Trace& trace, const PlanResult& planned, const RunSetupOptions& options) {
+  if (!planned.plan) {
+    return "the recorded iteration cannot be replayed safely (" + std::to_string(planned.problems.size()) +
+           " problem(s)); first: " + planned.problems.front();
+  }
+  if (!planned.plan->shadow_sizes.empty()) {
+    // Stream-ordered frees can wait until the work before them is launched (held frees); a
+    // synchronous cuMemFree inside the iteration synchronises, and a schedule over several
+    // streams needs the recorded addresses.
+    std::size_t synchronous = 0;
+    if (auto list = trace.extra.find("allocations"); list != trace.extra.end() && list->is_array()) {
+      for (const trace::json& a : *list) {
+        if (a.value("freed", false) && a.value("kind", std::string()) != "async") ++synchronous;
+      }
+    }
+    if (synchronous > 0) {
+      return "the program freed " + std::to_string(synchronous) + " allocation(s) inside the recorded iteration with "
+             "cuMemFree, which synchronises (an allocator without a cache, such as PYTORCH_NO_CUDA_MEMORY_CACHING=1; "
+             "stream-ordered allocators such as PyTorch's backend:cudaMallocAsync are replayed)";
+    }
+    if (options.max_streams > 1) {
+      return "the program freed " + std::to_string(planned.plan->shadow_sizes.size()) + " allocation(s) inside the "
+             "recorded iteration; graphs over several streams (--max-streams > 1) need the recorded addresses to stay";
+    }
+  }
+  std::set<int> streams;
+  for (const trace::Task& t : trace.tasks) {
+    const trace::TaskKind kind = trace::kind_of(t);
+    if ((kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset) && t.stream) {
+      streams.insert(*t.stream);
+    }
+  }
+  if (streams.size() > 1 && !options.multi_stream) {
+    return "the iteration used " + std::to_string(streams.size()) + " streams; nimble run replays programs that issue "
+           "their iteration on one stream when NIMBLE_RUN_MULTI_STREAM=0 (1, the default, replays several)";
+  }
+  if (streams.size() > 1 && options.max_streams > 1) {
+    return "the iteration used " + std::to_string(streams.size()) + " streams; they are replayed on the program's own "
+           "streams, so --max-streams must be 1";
+  }
+  return "";
+}
+
+PreparedRecording refused(std::string why) {
+  PreparedRecording p;
+  p.refused_because = std::move(why);
+  return p;
+}
+
+}  // namespace
+
+trace::json PreparedRecording::description() const {
+  if (!setup) return {{"refused_because", refused_because}};
+  return {{"ops", setup->plan.ops.size()},
+          {"segments", setup->segments.size()},
+          {"streams", setup->plan.streams},
+          {"program_streams", own_streams ? program_streams : 1},
+          {"arguments", setup->rule == ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"}};
+}
+
+PreparedRecording prepare_recording(trace::Trace trace, const RecordedIteration& recorded, const RunSetupOptions& options) {
+  if (launches_program_graphs(trace)) {
+    // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile
+    // with reduce-overhead, XLA command buffers), which nimble run does not replay yet.
+    PreparedRecording p = refused("the iteration launches the program's own CUDA graphs");
+    p.own_graphs = true;
+    return p;
+  }
+  PlanResult planned;
+  try {
+    scheduler::Options schedule;
+    schedule.max_streams = options.max_streams;
+    scheduler::schedule_trace(trace, schedule);
+    planned = build_plan(trace);
+  } catch (const std::exception& e) {
+    return refused(e.what());
+  }
+  if (std::string reason = why_not(trace, planned, options); !reason.empty()) return refused(reason);
+
+  PreparedRecording p;
+  RecordingSetup& setup = p.setup.emplace();
+  setup.name = recorded.path;
+  setup.plan = with_program_pointers(std::move(*planned.plan));
+  // One stream: graphs go wherever the program issues the iteration (any stream). Several: each
+  // op replays on the stream it was recorded on, and a segment ends where the stream changes.
+  std::vector<std::size_t> breaks = recorded.event_points;
+  std::set<std::uint64_t> program_streams;
+  for (const Op& op : setup.plan.ops) {
+    if (op.kind != OpKind::Nop && op.program_stream) program_streams.insert(op.program_stream);
+  }
+  p.own_streams = program_streams.size() > 1;
+  p.program_streams = program_streams.size();
+  // CU_STREAM_PER_THREAD names another stream on each thread: a graph launched on it from
+  // whichever thread issued a segment's last call could land on the wrong one.
+  if (p.own_streams && program_streams.count(deps::kPerThreadStream)) {
+    return refused("the iteration used " + std::to_string(program_streams.size()) + " streams, one of them a "
+                   "per-thread default stream, which nimble run does not replay across streams");
+  }
+  std::uint64_t last_stream = 0;
+  for (std::size_t i = 0; i < setup.plan.ops.size(); ++i) {
+    Op& op = setup.plan.ops[i];
+    if (!p.own_streams) {
+      op.program_stream = 0;
+    } else if (op.program_stream) {
+      if (last_stream && op.program_stream != last_stream) breaks.push_back(i);
+      last_stream = op.program_stream;
+    }
+  }
+  // Host functions are ops that only order (a segment ends there and the program's own call runs
+  // then); so are event records and waits, which are not ops: a segment ends where they were.
+  setup.segments = segments_of(setup.plan, options.piece, breaks);
+  // One stream keeps the program's order: any argument may change. A schedule over several
+  // streams was built from the recorded addresses: they must stay.
+  p.stream_graphs = setup.plan.streams > 1;
+  setup.rule = p.stream_graphs ? ArgumentRule::SameAddresses : ArgumentRule::AnyBytes;
+  setup.first_signature = recorded.first_signature;
+  setup.fingerprint = recorded.fingerprint;
+  setup.skip_library = options.skip_library;
+  return p;
+}
+
+}  // namespace nimble::replayer

@@ -1,0 +1,90 @@
+// nimble run's exit summary: counts over every recording, the main recording's details, and the one
+// line that says why nothing was replayed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "nimble/replayer/run_report.hpp"
+#include "session_util.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using test::call_of;
+using test::Log;
+using test::recording;
+using test::sig;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+RunSession trusted_session() {
+  RunOptions o;
+  o.trial_block = 0;
+  return RunSession(o, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+}
+
+void issue(RunSession& s, const std::vector<std::uint64_t>& functions) {
+  for (std::uint64_t f : functions) {
+    if (s.concerns(sig(f))) {
+      s.on_call(sig(f), call_of(f));
+    } else {
+      s.passed_by();
+    }
+  }
+}
+
+TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {
+  Log log;
+  RunSession s = trusted_session();
+  EXPECT_EQ(nothing_replayed_because(s, {}), "no recorded iteration could be replayed");
+  s.add(recording("/tmp/a.json", {1, 2}, log));
+  const std::string why = nothing_replayed_because(s, {"/tmp/b.json: the iteration launches the program's own CUDA graphs"});
+  EXPECT_TRUE(contains(why, "/tmp/b.json: the iteration launches the program's own CUDA graphs")) << why;
+  EXPECT_TRUE(contains(why, "/tmp/a.json never matched the program's later calls")) << why;
+  // Once something was replayed there is nothing to explain.
+  issue(s, {1, 2});
+  issue(s, {1, 2});
+  EXPECT_EQ(nothing_replayed_because(s, {"refused"}), "");
+}
+
+TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
+  Log log;
+  RunSession s = trusted_session();
+  s.add(recording("/tmp/t.json", {1, 2, 3}, log));
+  s.add(recording("/tmp/t.2.json", {5, 6}, log));
+  for (int i = 0; i < 4; ++i) issue(s, {1, 2, 3});
+  issue(s, {5, 6});
+  issue(s, {1, 2, 9});  // falls back on 9
+  s.finish("end");
+  RunReportInput in{s, "/tmp/t.json", {"/tmp/t.3.json: refused"}, {}, {3, 1, 0}};
+  in.extras.push_back({{{"ops", 3}}, {{"launches", 4}}});
+  in.extras.push_back({{{"ops", 2}}, {{"launches", 1}}});
+  const trace::json j = run_summary_json(in);
+  EXPECT_EQ(j.value("format", ""), "nimble-run");
+  EXPECT_EQ(j.value("iterations_replayed", 0), 5);
+  EXPECT_EQ(j.value("calls_deferred", 0), 12 + 2 + 2);
+  ASSERT_EQ(j["recordings"].size(), 2u);
+  EXPECT_EQ(j["recordings"][1].value("iterations_replayed", 0), 1);
+  EXPECT_EQ(j["recordings"][1]["setup"].value("ops", 0), 2);
+  ASSERT_EQ(j["fallbacks"].size(), 1u);
+  EXPECT_EQ(j["refused"][0], "/tmp/t.3.json: refused");
+  EXPECT_EQ(j["setup"].value("ops", 0), 3);  // the recording that replayed most
+  EXPECT_EQ(j["graphs"].value("launches", 0), 4);
+  EXPECT_FALSE(j.contains("nothing_replayed_because"));
+
+  const std::string text = run_summary_text(in);
+  EXPECT_TRUE(contains(text, "nimble run: recording /tmp/t.json (3 calls): replaying")) << text;
+  EXPECT_TRUE(contains(text, "cuBLASLt heuristics: 3 answered from memory, 1 asked")) << text;
+  EXPECT_FALSE(contains(text, "nothing was replayed")) << text;
+}
+
+TEST(RunReport, ACompareWithTooFewIterationsSaysSo) {
+  Comparison c(10);
+  EXPECT_TRUE(contains(comparison_text(c), "too few whole iterations to compare")) << comparison_text(c);
+  EXPECT_TRUE(comparison_json(c)["speedup"].is_null());
+  EXPECT_EQ(mean_us(3000, 2), 1.5);
+  EXPECT_EQ(mean_us(3000, 0), 0.0);
+}
+
+}  // namespace
+}  // namespace nimble::replayer

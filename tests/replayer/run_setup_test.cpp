@@ -1,0 +1,125 @@
+// prepare_recording: what nimble run makes of a recorded iteration (the recording's segments and
+// matching rule, its streams) and what it refuses, with the reason, on synthetic traces.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "nimble/replayer/run_setup.hpp"
+#include "test_util.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using test::document;
+using test::kernel;
+using test::parse;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+RecordedIteration recorded() { return {"/tmp/t.json", 0xabc, 0xf00d, {}}; }
+
+// Kernels 0..n-1 in a chain; the i-th on program stream `stream_of(i)` (an index into "streams").
+std::string chain(int n, const std::function<int(int)>& stream_of = [](int) { return 0; }) {
+  std::string tasks;
+  for (int i = 0; i < n; ++i) {
+    const std::string deps = i ? "[" + std::to_string(i - 1) + "]" : "[]";
+    tasks += (i ? ", " : "") + kernel(i, deps, "\"stream\": " + std::to_string(stream_of(i)));
+  }
+  return tasks;
+}
+
+const char* const kTwoStreams = R"("streams": [{"index": 0, "handle": "0x1", "kind": "legacy"},
+                                               {"index": 1, "handle": "0x55aa00", "kind": "created"}])";
+
+TEST(RunSetup, OneStreamReplaysWhereverTheProgramIssuesAndAnyArgumentMayChange) {
+  RunSetupOptions o;
+  o.piece = 4;
+  const PreparedRecording p = prepare_recording(parse(document(chain(10))), recorded(), o);
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  EXPECT_FALSE(p.own_graphs);
+  EXPECT_FALSE(p.own_streams);
+  EXPECT_FALSE(p.stream_graphs);
+  EXPECT_EQ(p.setup->rule, ArgumentRule::AnyBytes);
+  EXPECT_EQ(p.setup->segments.size(), 3u);  // pieces of 4, 4 and 2 ops
+  for (const Op& op : p.setup->plan.ops) EXPECT_EQ(op.program_stream, 0u);
+  EXPECT_EQ(p.setup->first_signature, 0xabcu);
+  EXPECT_EQ(p.setup->fingerprint, 0xf00du);
+  EXPECT_EQ(p.setup->name, "/tmp/t.json");
+  EXPECT_EQ(p.description().value("ops", 0), 10);
+  EXPECT_EQ(p.description().value("arguments", ""), "any bytes may change");
+}
+
+TEST(RunSetup, WhereTheProgramRecordedOrWaitedForEventsSegmentsEnd) {
+  RecordedIteration r = recorded();
+  r.event_points = {3, 7};
+  const PreparedRecording p = prepare_recording(parse(document(chain(10))), r, RunSetupOptions{});
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  ASSERT_EQ(p.setup->segments.size(), 3u);
+  EXPECT_EQ(p.setup->segments[1].begin, 3u);
+  EXPECT_EQ(p.setup->segments[2].begin, 7u);
+}
+
+TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurnedOff) {
+  const std::string text = document(chain(6, [](int i) { return i < 2 || i > 3 ? 0 : 1; }), kTwoStreams);
+  const PreparedRecording p = prepare_recording(parse(text), recorded(), RunSetupOptions{});
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  EXPECT_TRUE(p.own_streams);
+  EXPECT_EQ(p.program_streams, 2u);
+  EXPECT_EQ(p.setup->plan.ops[2].program_stream, 0x55aa00u);
+  ASSERT_EQ(p.setup->segments.size(), 3u);  // the stream changes at op 2 and back at op 4
+  EXPECT_EQ(p.setup->segments[1].begin, 2u);
+  EXPECT_EQ(p.setup->segments[2].begin, 4u);
+  EXPECT_EQ(p.description().value("program_streams", 0), 2);
+
+  RunSetupOptions off;
+  off.multi_stream = false;
+  const PreparedRecording q = prepare_recording(parse(text), recorded(), off);
+  EXPECT_FALSE(q.setup);
+  EXPECT_TRUE(contains(q.refused_because, "NIMBLE_RUN_MULTI_STREAM=0")) << q.refused_because;
+
+  RunSetupOptions wide;
+  wide.max_streams = 4;
+  EXPECT_TRUE(contains(prepare_recording(parse(text), recorded(), wide).refused_because, "--max-streams must be 1"));
+}
+
+TEST(RunSetup, ThePerThreadDefaultStreamAmongSeveralIsRefused) {
+  const std::string streams = R"("streams": [{"index": 0, "handle": "0x2", "kind": "per-thread"},
+                                             {"index": 1, "handle": "0x55aa00", "kind": "created"}])";
+  const PreparedRecording p =
+      prepare_recording(parse(document(chain(4, [](int i) { return i % 2; }), streams)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(p.setup);
+  EXPECT_TRUE(contains(p.refused_because, "per-thread default stream")) << p.refused_because;
+}
+
+TEST(RunSetup, TheProgramsOwnGraphsMakeNimbleRunStepAside) {
+  const std::string tasks = kernel(0, "[]") + R"(, {"id": 1, "kind": "graph", "deps": [0], "graph_exec": "0x55aa00",
+                                                     "mem": [{"everything": true, "mode": "rw"}]})";
+  const PreparedRecording p = prepare_recording(parse(document(tasks)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(p.setup);
+  EXPECT_TRUE(p.own_graphs);
+  EXPECT_TRUE(contains(p.refused_because, "own CUDA graphs")) << p.refused_because;
+}
+
+TEST(RunSetup, MemoryFreedWithCuMemFreeInsideTheIterationIsRefusedWithTheReason) {
+  const std::string allocations = R"("allocations": [
+    {"id": 1, "addr": "0x7f0000100000", "size": 2048, "kind": "device", "allocated_before_task": 0, "freed": true, "freed_before_task": 1}])";
+  const std::string tasks = R"({"id": 0, "kind": "memset", "deps": [],
+      "memset": {"dst": "0x7f0000100000", "value": 0, "element_size": 1, "bytes": 64},
+      "mem": [{"alloc": 1, "offset": 0, "size": 64, "mode": "w"}]}, )" + kernel(1, "[0]");
+  const PreparedRecording p = prepare_recording(parse(document(tasks, allocations)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(p.setup);
+  EXPECT_TRUE(contains(p.refused_because, "cuMemFree")) << p.refused_because;
+}
+
+TEST(RunSetup, ATaskNimbleCannotReplayIsRefusedNamingIt) {
+  const std::string tasks = kernel(0, "[]") + R"(, {"id": 1, "kind": "mystery", "deps": [0]})";
+  const PreparedRecording p = prepare_recording(parse(document(tasks)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(p.setup);
+  EXPECT_TRUE(contains(p.refused_because, "cannot be replayed safely")) << p.refused_because;
+  EXPECT_TRUE(contains(p.refused_because, "task 1")) << p.refused_because;
+  EXPECT_EQ(p.description().value("refused_because", ""), p.refused_because);
+}
+
+}  // namespace
+}  // namespace nimble::replayer

@@ -1,0 +1,34 @@
+// Helpers for the tests of nimble run's session (RunSession) and its report: recordings of plain
+// kernels whose executors only log what they were asked to do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/run_session.hpp"
+
+namespace nimble::replayer::test {
+
+struct Log {
+  std::vector<std::string> lines;
+  std::size_t launches = 0, issued = 0;
+};
+
+struct LoggingExecutor : Executor {
+  Log& log;
+  std::string name;
+  LoggingExecutor(Log& l, std::string n) : log(l), name(std::move(n)) {}
+  void launch_segment(std::size_t segment, const IterationMatcher&) override;
+  void issue(std::size_t op, const GpuCall&) override;
+};
+
+// Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.
+KernelCall call_of(std::uint64_t f);
+std::uint64_t sig(std::uint64_t f);
+
+// A recording of kernels `functions`, in one segment per `piece` ops (0: one segment).
+RecordingSetup recording(const std::string& name, const std::vector<std::uint64_t>& functions, Log& log,
+                         std::size_t piece = 0, std::uint64_t fingerprint = 0);
+
+}  // namespace nimble::replayer::test
