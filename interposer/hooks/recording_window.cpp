@@ -33,7 +33,7 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
 void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
                                  std::uint32_t correlation) {
   if (!auto_range_ || finished_) {
-    if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
+    note_window_call(signature, host_sync);
     return;
   }
   AutoRange::Action action = AutoRange::Action::None;
@@ -61,7 +61,7 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
     case AutoRange::Action::None:
       break;
   }
-  if (open_ && !host_sync && !first_gpu_signature_) first_gpu_signature_ = signature;
+  note_window_call(signature, host_sync);
   if (config_.run && windows_written_ > 0 && auto_range_->known_in_a_row() >= kKnownPeriodsBeforeRest) {
     // nimble run looked again and keeps finding what it recorded before (and dropped, or
     // refused): stop looking, so the program runs at the idle cost, until nimble run asks again.
@@ -104,6 +104,12 @@ AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_
                   " tasks was found in one thread's lane");
   }
   return action;
+}
+
+void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync) {
+  if (!open_ || host_sync) return;
+  if (!first_gpu_signature_) first_gpu_signature_ = signature;
+  window_calls_.push_back(signature);
 }
 
 void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
@@ -309,6 +315,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
     start_cupti();
   }
   first_gpu_signature_.reset();
+  window_calls_.clear();
   {
     InternalScope internal;
     device_ = describe_device();
@@ -353,7 +360,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // `nimble run`: later iterations that match this one are launched as graphs.
   if (config_.run && !at_exit) {
     RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
-                               auto_range_ ? deciding().fingerprint() : 0, engine().event_points()};
+                               auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
     const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
     if (again && may_record_again) watch_again();
     if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

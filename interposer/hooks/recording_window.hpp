@@ -57,6 +57,7 @@ class RecordingWindow {
 
  private:
   void start_cupti();
+  void note_window_call(std::uint64_t signature, bool host_sync);
   AutoRange::Action lane_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread);
   AutoRange& deciding() { return lane_mode_ ? *lane_range_ : *auto_range_; }
   void open_window(std::uint32_t first_correlation = 0, bool first_is_kernel = false);
@@ -88,6 +89,7 @@ class RecordingWindow {
   std::optional<trace::json> dropped_auto_;
   std::size_t lane_after_tasks_ = 0;  // the lane may be chosen once this many tasks were seen (restarts move it)
   std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
+  std::vector<std::uint64_t> window_calls_;           // the signatures of the window's calls, in order
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
   std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread

@@ -63,6 +63,7 @@ std::size_t RunSession::add(RecordingSetup setup) {
   r->plan = std::move(setup.plan);
   r->segments = std::move(setup.segments);
   r->first_signature = setup.first_signature;
+  r->call_signatures = std::move(setup.call_signatures);
   r->fingerprint = setup.fingerprint;
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
   r->executor = setup.make_executor(r->plan, r->segments);
@@ -232,17 +233,45 @@ void RunSession::settle() {
   left_loop_.store(false, std::memory_order_relaxed);
   primer_.clear();
   if (r.warmup_left > 0 && --r.warmup_left == 0 && r.state == RecordingState::Trial) {
-    start_plain_block(r);  // warmed up: the trial begins with a block of the program's own iterations
+    plain_block_or_wait(r);  // warmed up: the trial begins with a block of the program's own iterations
     return;
   }
   if (r.warmup_left > 0 || !r.comparison || r.state == RecordingState::Dropped || !measuring(r)) return;
-  if (r.comparison->phase() == Phase::Replay && r.comparison->block_done()) start_plain_block(r);
+  if (r.comparison->phase() == Phase::Replay && r.comparison->block_done() && !r.plain_at_next) plain_block_or_wait(r);
+}
+
+bool RunSession::shares_first_call(const Recording& r) const {
+  return std::any_of(recordings_.begin(), recordings_.end(), [&](const auto& other) {
+    return other.get() != &r && other->state != RecordingState::Dropped && other->first_signature == r.first_signature;
+  });
+}
+
+// Plain iterations are checked call by call against the recording's (the program runs something
+// else that begins alike: a training step after an eval pass), unless that kept failing (calls
+// the hooks count differently from the window they were recorded in, say): then, as before the
+// check existed, they are counted by their first call.
+bool RunSession::verifies_plain(const Recording& r) const {
+  constexpr std::size_t kMismatchesBeforeCounting = 8;
+  return !r.call_signatures.empty() && r.plain_mismatches < kMismatchesBeforeCounting;
+}
+
+// The next calls would be the program's own, counted as this recording's iterations. When another
+// recording begins with the same call, the next call that could begin this one may begin that one
+// instead: the block waits for an iteration of this recording that has begun (its first two calls
+// matched), and takes it over (through()).
+void RunSession::plain_block_or_wait(Recording& r) {
+  if (verifies_plain(r) && r.call_signatures.size() > 2 && shares_first_call(r)) {
+    r.plain_at_next = true;
+    return;
+  }
+  start_plain_block(r);
 }
 
 void RunSession::start_plain_block(Recording& r) {
   r.comparison->switch_phase();
   plain_owner_ = index_of(r);
-  plain_calls_ = r.calls;  // the next call, if it is the first, begins an iteration
+  // The next call, if it is the first, begins an iteration.
+  plain_calls_ = verifies_plain(r) ? r.call_signatures.size() : r.calls;
 }
 
 bool RunSession::measuring(const Recording& r) const {
@@ -357,6 +386,18 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
     if (!sc.armed() && !sc.handing_back()) left_loop(r);  // a false start is after_false_start's
   }
   if (sc.stopped() && r.state != RecordingState::Dropped) drop(r, "a segment could not be launched");
+  // A plain block waiting for this recording's own iteration: this one is (two calls matched), and
+  // nothing of it was launched yet. The program issues it (its held calls go out first), timed.
+  if (r.plain_at_next && !sc.awaiting_iteration() && sc.matched_in_iteration() == 2 &&
+      r.state != RecordingState::Dropped && dropping_on_failure(r, [&] { return sc.release(); })) {
+    r.plain_at_next = false;
+    r.comparison->switch_phase();
+    r.comparison->iteration_began(clock_(), false);
+    plain_owner_ = index_of(r);
+    plain_calls_ = 2;
+    active_ = nullptr;
+    return Action::Deferred;  // issued by release(), in order
+  }
   return action;
 }
 
@@ -412,14 +453,24 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   Recording& r = *recordings_[*plain_owner_];
   Comparison& c = *r.comparison;
   ++plain_calls_;
-  if (plain_calls_ <= r.calls) return true;
+  const bool verify = verifies_plain(r);
+  const std::size_t length = verify ? r.call_signatures.size() : r.calls;
+  if (plain_calls_ <= length) {
+    if (!verify || signature == r.call_signatures[plain_calls_ - 1]) return true;
+    // Not this recording's iteration (a training step that begins like this eval step): the block
+    // ends, untimed, and the call goes to the short-circuits. The block is tried again later.
+    ++r.plain_mismatches;
+    c.switch_phase();
+    plain_owner_.reset();
+    return false;
+  }
   if (signature != r.first_signature) {
-    if (plain_calls_ <= 4 * r.calls) return true;
+    if (plain_calls_ <= 4 * length) return true;
     c.switch_phase();  // never found the iteration's start again: leave it to the short-circuits
     plain_owner_.reset();
     return false;
   }
-  const bool previous_whole = plain_calls_ == r.calls + 1;
+  const bool previous_whole = plain_calls_ == length + 1;
   plain_calls_ = 1;
   r.last_begun = calls_seen();
   eager_since_begun_.store(0, std::memory_order_relaxed);

@@ -135,6 +135,7 @@ PreparedRecording prepare_recording(trace::Trace trace, const RecordedIteration&
   p.stream_graphs = setup.plan.streams > 1;
   setup.rule = p.stream_graphs ? ArgumentRule::SameAddresses : ArgumentRule::AnyBytes;
   setup.first_signature = recorded.first_signature;
+  setup.call_signatures = recorded.call_signatures;
   setup.fingerprint = recorded.fingerprint;
   setup.skip_library = options.skip_library;
   return p;

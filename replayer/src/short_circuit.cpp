@@ -69,6 +69,7 @@ Action ShortCircuit::try_arm(GpuCall&& call) {
   matcher_.reset();
   next_segment_ = 0;
   matched_ = 0;
+  launched_in_iteration_ = 0;
   const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
@@ -149,6 +150,7 @@ void ShortCircuit::launch_ready_segments() {
         return;
       }
       ++summary_.segments_launched;
+      ++launched_in_iteration_;
     }
     // Only this segment's calls are on the GPU now (a skipped library call may have brought
     // the next segment's too).
@@ -191,6 +193,32 @@ void ShortCircuit::abandon(const std::string& why) {
     return;
   }
   fall_back(why);
+}
+
+bool ShortCircuit::release() {
+  if (!armed_ || matcher_.complete() || launched_in_iteration_ > 0) return false;
+  std::vector<Deferred> pending;
+  pending.swap(deferred_);
+  for (Deferred& d : pending) {
+    if (!d.call) d.call = recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]);
+  }
+  armed_ = false;
+  matcher_.reset();
+  next_segment_ = 0;
+  first_call_.reset();
+  std::string failure;
+  for (const Deferred& d : pending) {
+    try {
+      executor_.issue(d.op, *d.call);
+    } catch (const std::exception& e) {
+      if (failure.empty()) failure = e.what();
+    }
+  }
+  if (!failure.empty()) {
+    stopped_ = true;
+    throw std::runtime_error("issuing a held-back call failed: " + failure);
+  }
+  return true;
 }
 
 void ShortCircuit::fall_back(const std::string& reason, bool false_start) {

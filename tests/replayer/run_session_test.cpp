@@ -305,6 +305,76 @@ TEST_F(RunSessionTest, ARecordingOnTrialDoesNotAskForALookWhenLeft) {
   EXPECT_TRUE(s.take_primer().empty());
 }
 
+TEST_F(RunSessionTest, ARecordingOnTrialDoesNotCountAnotherRecordingsIterationsAsItsOwn) {
+  RunOptions o;
+  o.trial_block = 2;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  // Training trusted: its trial (blocks of 2) decides on the first epochs' steps.
+  for (int i = 0; i < 12; ++i) iterate(s, train_);
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Replaying);
+  s.add(recording("eval", eval_, log_));  // begins with the same call as a training step
+  const std::size_t before = s.recordings()[0]->short_circuit->summary().iterations_replayed;
+  // Epochs of 6 training steps and 2 eval steps while the eval recording is on trial.
+  std::size_t train_steps = 0;
+  for (int epoch = 0; epoch < 6; ++epoch) {
+    for (int i = 0; i < 6; ++i, ++train_steps) iterate(s, train_);
+    for (int i = 0; i < 2; ++i) iterate(s, eval_);
+  }
+  s.finish("end");
+  const std::size_t replayed = s.recordings()[0]->short_circuit->summary().iterations_replayed - before;
+  // The eval recording's plain blocks are eval steps only: each waits for an eval step that has
+  // begun (two calls matched) and takes it over, so every training step is replayed, and the
+  // trial, timing eval steps alone, decides.
+  EXPECT_GE(replayed, train_steps);
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Replaying);
+  ASSERT_TRUE(s.recordings()[1]->trial_speedup);
+  EXPECT_DOUBLE_EQ(*s.recordings()[1]->trial_speedup, plain_ms_ / replayed_ms_);
+  EXPECT_EQ(s.recordings()[1]->plain_mismatches, 0u);
+}
+
+TEST_F(RunSessionTest, APlainIterationThatIsNotTheRecordingsIsNotTimed) {
+  RunOptions o;
+  o.trial_block = 2;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  // Every third iteration begins like a training step and then does something else; timed as a
+  // training step it would make the program's own iterations look faster or slower than they are.
+  for (int i = 0; i < 30; ++i) {
+    iterate(s, train_);
+    iterate(s, train_);
+    plain_ms_ = 50.0;  // far off: a median that took one in would move
+    iterate(s, {1, 9});
+    plain_ms_ = 2.0;
+  }
+  ASSERT_TRUE(s.recordings()[0]->trial_speedup);
+  EXPECT_DOUBLE_EQ(*s.recordings()[0]->trial_speedup, 2.0);
+  EXPECT_GT(s.recordings()[0]->plain_mismatches, 0u);
+}
+
+TEST(ShortCircuitRelease, TheHeldCallsGoOutInOrderAndNothingCountsAsAFallBack) {
+  Log log;
+  RecordingSetup setup = recording("r", {1, 2, 3}, log);
+  auto executor = setup.make_executor(setup.plan, setup.segments);
+  ShortCircuit sc(setup.plan, setup.segments, [](std::uint64_t) { return false; }, *executor, ArgumentRule::AnyBytes);
+  EXPECT_FALSE(sc.release());  // nothing under way
+  EXPECT_EQ(sc.on_call(call_of(1)), Action::Deferred);
+  EXPECT_EQ(sc.on_call(call_of(2)), Action::Deferred);
+  EXPECT_EQ(sc.matched_in_iteration(), 2u);
+  EXPECT_TRUE(sc.release());
+  EXPECT_EQ(log.lines, (std::vector<std::string>{"r issue 0", "r issue 1"}));
+  EXPECT_FALSE(sc.armed());
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
+  EXPECT_EQ(sc.summary().false_starts, 0u);
+  // Once a graph of the iteration was launched, it cannot become the program's own.
+  RecordingSetup pieces = recording("p", {1, 2, 3}, log, 1);
+  auto executor2 = pieces.make_executor(pieces.plan, pieces.segments);
+  ShortCircuit launched(pieces.plan, pieces.segments, [](std::uint64_t) { return false; }, *executor2, ArgumentRule::AnyBytes);
+  launched.on_call(call_of(1));
+  EXPECT_FALSE(launched.release());
+  EXPECT_TRUE(launched.armed());
+}
+
 TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {
   RunOptions o;
   o.trial_block = 0;

@@ -32,6 +32,7 @@ RecordingSetup recording(const std::string& name, const std::vector<std::uint64_
     op.kernel.param_offsets = {0};
     op.kernel.param_sizes = {8};
     s.plan.ops.push_back(op);
+    s.call_signatures.push_back(sig(f));
   }
   s.segments = segments_of(s.plan, piece);
   s.first_signature = sig(functions.front());

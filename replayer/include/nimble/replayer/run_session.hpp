@@ -66,6 +66,9 @@ struct RecordingSetup {
   std::vector<Segment> segments;
   ArgumentRule rule = ArgumentRule::AnyBytes;
   std::uint64_t first_signature = 0;  // the hooks' signature of its first GPU call
+  // The hooks' signatures of all its calls, in order (empty: unknown): a plain iteration of the
+  // trial must follow them, or it is not this recording's.
+  std::vector<std::uint64_t> call_signatures;
   std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
   bool skip_library = true;           // remember library calls (LibraryMemo)
   // Builds the executor over the recording's plan and segments, which stay where they are.
@@ -84,6 +87,7 @@ struct Recording {
   ReplayPlan plan;
   std::vector<Segment> segments;
   std::uint64_t first_signature = 0, fingerprint = 0;
+  std::vector<std::uint64_t> call_signatures;  // RecordingSetup::call_signatures
   std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
   std::unique_ptr<Executor> executor;
   std::unique_ptr<ShortCircuit> short_circuit;
@@ -95,6 +99,10 @@ struct Recording {
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
+  // Its next plain block begins with its next iteration that has begun as its own (its first two
+  // calls matched): another recording begins with the same call.
+  bool plain_at_next = false;
+  std::size_t plain_mismatches = 0;  // plain iterations that turned out to be something else
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
 };
 
@@ -187,6 +195,9 @@ class RunSession {
   void publish_recordings();
   void settle();
   void start_plain_block(Recording& r);
+  void plain_block_or_wait(Recording& r);
+  bool shares_first_call(const Recording& r) const;
+  bool verifies_plain(const Recording& r) const;
   bool measuring(const Recording& r) const;  // a trial, or --compare: plain blocks alternate
   Action offer(std::uint64_t signature, GpuCall&& call);
   Action through(Recording& r, GpuCall&& call);

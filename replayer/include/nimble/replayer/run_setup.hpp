@@ -22,6 +22,7 @@ struct RecordedIteration {
   std::uint64_t first_signature = 0;  // of its first GPU call (the hooks' signature), 0: unknown
   std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
   std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
+  std::vector<std::uint64_t> call_signatures;  // the hooks' signature of each of its calls (not syncs), in order
 };
 
 // The settings that shape a recording (NIMBLE_RUN_*).

@@ -100,6 +100,12 @@ class ShortCircuit {
   void hand_back_false_starts(bool on) { hand_back_ = on; }
   std::optional<FalseStart> take_false_start();
   bool handing_back() const { return handed_back_.has_value(); }
+  // Calls matched in the iteration under way.
+  std::size_t matched_in_iteration() const { return armed_ ? matched_ : 0; }
+  // The iteration under way becomes the program's own (the trial times it as a plain one): the
+  // held-back calls are issued as the program made them, in order, and nothing is counted as a
+  // fall-back. Only before any graph of the iteration was launched; false (nothing done) after.
+  bool release();
 
   // A GPU call of the program. Arms itself when a call matches the recording's first op.
   Action on_call(GpuCall call);
@@ -146,6 +152,7 @@ class ShortCircuit {
   IterationMatcher matcher_;
   std::vector<Segment> segments_;
   std::size_t next_segment_ = 0;     // the first segment not launched in this iteration
+  std::size_t launched_in_iteration_ = 0;  // graphs launched for it
   std::size_t matched_ = 0;          // calls matched in this iteration
   struct Deferred {
     std::size_t op;
