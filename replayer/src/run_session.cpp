@@ -351,7 +351,8 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     }
     const Action action = through(*next, GpuCall(fs.next));
     if (next->short_circuit->take_false_start()) continue;  // it did not follow either: the same calls
-    active_ = next;
+    // (Its iteration may have become a plain one of its trial: then nothing is under way.)
+    active_ = next->short_circuit->armed() ? next : nullptr;
     return action;
   }
   if (!fs.first_ran && !first_issued) dropping_on_failure(failed, [&] { failed.executor->issue(fs.first_op, fs.first); });
