@@ -197,6 +197,22 @@ void ShortCircuit::abandon(const std::string& why) {
 
 bool ShortCircuit::release() {
   if (!armed_ || matcher_.complete() || launched_in_iteration_ > 0) return false;
+  issue_held_calls();
+  return true;
+}
+
+void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
+  if (false_start) {
+    ++summary_.false_starts;
+  } else {
+    ++summary_.fallbacks[reason];
+  }
+  issue_held_calls();
+}
+
+// The launched segments did the recorded work of their calls; the rest runs as the program
+// asked, in its order, and the iteration is over.
+void ShortCircuit::issue_held_calls() {
   std::vector<Deferred> pending;
   pending.swap(deferred_);
   for (Deferred& d : pending) {
@@ -206,37 +222,6 @@ bool ShortCircuit::release() {
   matcher_.reset();
   next_segment_ = 0;
   first_call_.reset();
-  std::string failure;
-  for (const Deferred& d : pending) {
-    try {
-      executor_.issue(d.op, *d.call);
-    } catch (const std::exception& e) {
-      if (failure.empty()) failure = e.what();
-    }
-  }
-  if (!failure.empty()) {
-    stopped_ = true;
-    throw std::runtime_error("issuing a held-back call failed: " + failure);
-  }
-  return true;
-}
-
-void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
-  // The launched segments did the recorded work of their calls; the rest runs as the program
-  // asked, in its order.
-  std::vector<Deferred> pending;
-  pending.swap(deferred_);
-  for (Deferred& d : pending) {
-    if (!d.call) d.call = recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]);
-  }
-  if (false_start) {
-    ++summary_.false_starts;
-  } else {
-    ++summary_.fallbacks[reason];
-  }
-  armed_ = false;
-  matcher_.reset();
-  next_segment_ = 0;
   // Every call goes out even if one fails (the program would have issued them all); the first
   // failure is reported afterwards, and replay stops for good.
   std::string failure;

@@ -145,6 +145,7 @@ class ShortCircuit {
   Action try_arm(GpuCall&& call);
   Action accept(GpuCall&& call, std::size_t op);
   void fall_back(const std::string& reason, bool false_start = false);
+  void issue_held_calls();
   void launch_ready_segments();
 
   const ReplayPlan& plan_;
