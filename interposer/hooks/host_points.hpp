@@ -1,0 +1,56 @@
+// The calls that are not tasks yet matter to the consumers of what the wrappers see, the recorder
+// and nimble run: streams made and destroyed, host synchronisations and queries, event records and
+// waits, and the program's own stream captures. A handler names its call as one typed HostPoint and runs it through
+// `around`: nimble run hears of it before the call (what it holds back must be on the GPU first),
+// the recorder after the call succeeded (dependencies, the automatic range). Handlers do not ask
+// which mode is on; each consumer's rules for every kind are in host_points.cpp.
+#pragma once
+
+#include <cuda.h>
+
+#include "hook_table.hpp"
+#include "recorder.hpp"
+#include "run_mode.hpp"
+
+namespace nimble::hooks {
+
+struct HostPoint {
+  enum class Kind {
+    StreamCreate,  // cuStreamCreate(WithPriority): `created` receives the stream
+    StreamDestroy,
+    StreamSync,    // cuStreamSynchronize
+    StreamQuery,   // cuStreamQuery: a completed one is a sync the program polled for
+    ContextSync,   // cuCtxSynchronize
+    EventSync,     // cuEventSynchronize
+    EventQuery,    // cuEventQuery
+    EventRecord,   // cuEventRecord(WithFlags)
+    StreamWait,    // cuStreamWaitEvent
+    CaptureBegin,  // cuStreamBeginCapture...: the program's own graph capture
+  };
+  Kind kind;
+  CUstream stream = nullptr;
+  CUevent event = nullptr;
+  CUstream* created = nullptr;  // StreamCreate
+  unsigned flags = 0;           // StreamCreate
+  int priority = 0;             // StreamCreate
+};
+
+// nimble run: what the program does at this point, as its fall-back reason says it, or null when
+// nothing held back needs to go out first (waiting for an event: everything before its record went
+// out when it was recorded).
+const char* run_reason(HostPoint::Kind kind);
+// After the call succeeded, while the recorder records: its bookkeeping; and, always, the count
+// of the program's own captures (nimble run passes captured calls through too).
+void after_host_point(const HookInfo& h, const HostPoint& p);
+
+template <class Real>
+CUresult around(const HookInfo& h, const HostPoint& p, Real&& real) {
+  if (running()) {
+    if (const char* what = run_reason(p.kind)) short_circuit_host_visible(what);
+  }
+  const CUresult r = real();
+  if (r == CUDA_SUCCESS && (should_record() || p.kind == HostPoint::Kind::CaptureBegin)) after_host_point(h, p);
+  return r;
+}
+
+}  // namespace nimble::hooks
