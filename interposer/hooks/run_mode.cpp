@@ -463,3 +463,14 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
 }
 
 }  // namespace nimble::hooks
+
+// For programs and tools that want to know how much of their work nimble run replays (the corpus
+// counts replayed steps with it): the iterations replayed whole so far in this process, over every
+// recording; 0 when nimble run is not on. Look it up with dlsym; it is not in the program's headers.
+extern "C" __attribute__((visibility("default"))) unsigned long long nimble_run_iterations_replayed() {
+  using namespace nimble::hooks;
+  RunState* r = run_state();
+  if (!r) return 0;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->session->replayed_so_far();
+}

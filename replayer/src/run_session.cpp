@@ -558,6 +558,12 @@ void RunSession::drop(Recording& r, const std::string& why) {
   publish_recordings();
 }
 
+std::size_t RunSession::replayed_so_far() const {
+  std::size_t n = 0;
+  for (const auto& r : recordings_) n += r->short_circuit->replayed_so_far();
+  return n;
+}
+
 std::size_t RunSession::iterations_replayed() const {
   std::size_t n = 0;
   for (const auto& r : recordings_) n += r->short_circuit->summary().iterations_replayed;

@@ -240,7 +240,7 @@ void ShortCircuit::issue_held_calls() {
 
 std::string ShortCircuit::summary_text() const {
   std::ostringstream out;
-  const std::size_t replayed = summary_.iterations_replayed + (armed_ && matcher_.complete() ? 1 : 0);
+  const std::size_t replayed = replayed_so_far();
   out << "nimble run: " << replayed << " iteration(s) replayed (" << summary_.segments_launched
       << " segment launches, " << summary_.calls_deferred << " calls deferred, " << summary_.host_copies
       << " host copies run in place)";

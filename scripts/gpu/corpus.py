@@ -3,7 +3,10 @@
 
 Each program runs plain (libnimble.so not loaded), then unchanged under `nimble run`; both print
 a `CORPUS {json}` line (tests/programs/corpus_common.py). The table says, per program: the
-iteration nimble replayed most (its calls), how many steps were replayed, whether every step's
+iteration nimble replayed most (its calls), how many iterations were replayed (every recording's,
+set-up patterns included), how many of the program's steps had replayed work (the program asks
+libnimble.so after each step) and what share of the steady state that is (from the first such
+step on), whether every step's
 results are bitwise identical, the in-process ratio (the trial's timed blocks of plain and
 replayed iterations in the one process; --compare when COMPARE=N is set), the process-pair
 ratio (median step time of the last half of the steps, plain / under nimble run; with --pairs N
@@ -50,6 +53,19 @@ CORPUS = [
     # Gradient accumulation (4 micro-batches per step), bf16, LambdaLR, loss read every 10 steps.
     ("grad_accum", ["grad_accum.py"], 60, {}, ("deterministic",)),
 ]
+
+
+def steps_replayed(per_step):
+    """From the iterations replayed during each step (CORPUS's step_replayed): how many steps had
+    work replayed, and the share of the steady state that was, the steady state counted from the
+    first such step (before it: set-up detection, the first recordings). None when not known."""
+    if per_step is None:
+        return None
+    replayed = [1 if n > 0 else 0 for n in per_step]
+    first = next((i for i, r in enumerate(replayed) if r), None)
+    steady = len(replayed) - first if first is not None else 0
+    return {"steps_replayed": sum(replayed), "steady_steps": steady,
+            "steady_share": round(sum(replayed) / steady, 3) if steady else 0.0}
 
 
 def corpus_line(text):
@@ -139,6 +155,7 @@ def main():
             row["iteration_calls"] = main_rec["calls"] if main_rec else ""
             row["replayed"] = summary.get("iterations_replayed", 0)
             row["steps"] = plain["steps"] if plain else ""
+            row.update(steps_replayed(nim.get("step_replayed") if nim else None) or {})
             row["identical"] = bool(plain and nim and plain["digest"] == nim["digest"]
                                     and plain.get("final") == nim.get("final"))
             if again is not None:
@@ -193,7 +210,8 @@ def main():
             row["why"] = why[:300]
             rows.append(row)
             print(json.dumps(row), flush=True)
-    fields = ["program", "mode", "recordings", "iteration_calls", "replayed", "steps", "identical",
+    fields = ["program", "mode", "recordings", "iteration_calls", "replayed", "steps", "steps_replayed",
+              "steady_steps", "steady_share", "identical",
               "plain_runs_identical", "in_process",
               "process_ratio", "pair_ratios", "idle_ratio", "plain_ms", "nimble_ms", "states", "why", "first_difference", "plain_exit",
               "nimble_exit", "plain_s", "nimble_s"]
@@ -203,12 +221,14 @@ def main():
         for r in rows:
             w.writerow(r)
     with open(os.path.join(args.out, "corpus.md"), "w") as f:
-        f.write("| program | mode | iteration (calls) | replayed / steps | identical | two plain runs identical | in-process | process pairs | each pair | preloaded idle | plain ms | nimble ms | recordings | why nothing replayed |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        f.write("| program | mode | iteration (calls) | iterations replayed | steps replayed / steps | of the steady state | identical | two plain runs identical | in-process | process pairs | each pair | preloaded idle | plain ms | nimble ms | recordings | why nothing replayed |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for r in rows:
             twice = r.get("plain_runs_identical")
-            f.write("| %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
-                r["program"], r.get("mode", ""), r.get("iteration_calls", ""), r.get("replayed", ""), r.get("steps", ""),
+            share = "%d / %d (%.0f%%)" % (r["steps_replayed"], r["steady_steps"], 100 * r["steady_share"]) if "steady_steps" in r else ""
+            f.write("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+                r["program"], r.get("mode", ""), r.get("iteration_calls", ""), r.get("replayed", ""),
+                r.get("steps_replayed", ""), r.get("steps", ""), share,
                 "yes" if r.get("identical") else "**no**", "" if twice is None else ("yes" if twice else "no"),
                 r.get("in_process", ""), r.get("process_ratio", ""), r.get("pair_ratios", ""), r.get("idle_ratio", ""),
                 r.get("plain_ms", ""), r.get("nimble_ms", ""), r.get("states", ""), r.get("why", "")))

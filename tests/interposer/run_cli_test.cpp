@@ -403,6 +403,10 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   // Every kernel ran with the arguments a plain run gives it, in the same order.
   EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
   EXPECT_LT(counts(r.output).at("kernels_run"), 100) << r.output;  // of 260 in a plain run
+  // The program can ask how many iterations were replayed (the corpus counts its steps so); at its
+  // end that is the summary's count. Preloaded without nimble run, it answers 0.
+  EXPECT_EQ(counts(r.output).at("replayed_seen"), summary.value("iterations_replayed", -2)) << r.output;
+  EXPECT_EQ(counts(plain_run("program").output).at("replayed_seen"), 0);
 }
 
 // An eval pass of four batches after each epoch's training steps, far shorter than the calls that

@@ -5,7 +5,8 @@ Each program is written as people write their scripts (no nimble markers). It ca
 like the `loss.item()` every script has), the step's wall time is kept. At exit it prints one
 line `CORPUS {json}` with the digest over all steps, the per-step digests and the median step
 time of the steady steps, which scripts/gpu/corpus.py compares between a plain run and a run
-under `nimble run`.
+under `nimble run`. Under nimble run it also asks libnimble.so, after each step, how many iterations
+it has replayed (`nimble_run_iterations_replayed`), so the table can say which steps were replayed.
 """
 import atexit
 import hashlib
@@ -23,6 +24,22 @@ _digests = []
 _times = []
 _last = [None]
 _final = [None]
+_replayed = []          # per step: iterations nimble run replayed whole during it (under nimble run)
+_replayed_so_far = [0]
+
+
+def _nimble_counter():
+    """libnimble.so's count of iterations replayed so far, when it is preloaded (else None)."""
+    try:
+        import ctypes
+        f = ctypes.CDLL(None).nimble_run_iterations_replayed
+    except (OSError, AttributeError):
+        return None
+    f.restype = ctypes.c_ulonglong
+    return f
+
+
+_counter = _nimble_counter()
 
 
 def torch_setup():
@@ -68,6 +85,10 @@ def step_done(i, *results):
     for r in results:
         h.update(_bytes(r))
     _digests.append(h.hexdigest()[:16])
+    if _counter is not None:  # after the digest: the step's last copy to the host has run
+        n = _counter()
+        _replayed.append(n - _replayed_so_far[0])
+        _replayed_so_far[0] = n
     now = time.perf_counter()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
@@ -96,4 +117,5 @@ def _report():
     print("CORPUS " + json.dumps({"digest": total, "steps": len(_digests), "step_digests": _digests,
                                   "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
-                                  "step_ms": [round(t, 4) for t in _times]}), flush=True)
+                                  "step_ms": [round(t, 4) for t in _times],
+                                  "step_replayed": _replayed if _counter is not None else None}), flush=True)

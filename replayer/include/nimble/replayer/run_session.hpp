@@ -176,6 +176,7 @@ class RunSession {
   std::size_t index_of(const Recording& r) const;  // in recordings()
   const RunOptions& options() const { return options_; }
   std::size_t iterations_replayed() const;
+  std::size_t replayed_so_far() const;  // ShortCircuit::replayed_so_far over every recording
   std::string summary_text() const;
 
  private:

@@ -138,6 +138,9 @@ class ShortCircuit {
   // How many times a call armed it (began a recorded iteration).
   std::size_t iterations_started() const { return iterations_started_; }
   const ShortCircuitSummary& summary() const { return summary_; }
+  // Iterations replayed whole so far, the one that just completed included (the summary counts it
+  // when the next call comes).
+  std::size_t replayed_so_far() const { return summary_.iterations_replayed + (armed_ && matcher_.complete() ? 1 : 0); }
   std::string summary_text() const;
 
  private:

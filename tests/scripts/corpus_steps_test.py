@@ -1,0 +1,31 @@
+"""CPU test of the corpus table's step counts (scripts/gpu/corpus.py steps_replayed): which steps had
+replayed work, and the share of the steady state, counted from the first such step."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
+from corpus import steps_replayed  # noqa: E402
+
+
+class StepsReplayed(unittest.TestCase):
+    def test_steady_state_begins_at_the_first_replayed_step(self):
+        # Set-up detection and the recording (3 steps), then the trial's plain block (2 steps).
+        r = steps_replayed([0, 0, 0, 1, 1, 0, 0, 1, 1, 1])
+        self.assertEqual(r["steps_replayed"], 5)
+        self.assertEqual(r["steady_steps"], 7)
+        self.assertAlmostEqual(r["steady_share"], 5 / 7, places=3)
+
+    def test_an_eval_pass_of_several_iterations_is_one_replayed_step(self):
+        r = steps_replayed([1, 1, 4])
+        self.assertEqual(r["steps_replayed"], 3)
+        self.assertEqual(r["steady_share"], 1.0)
+
+    def test_nothing_replayed_and_nothing_known(self):
+        self.assertEqual(steps_replayed([0, 0])["steady_steps"], 0)
+        self.assertEqual(steps_replayed([0, 0])["steady_share"], 0.0)
+        self.assertIsNone(steps_replayed(None))
+
+
+if __name__ == "__main__":
+    unittest.main()
