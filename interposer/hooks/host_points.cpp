@@ -50,10 +50,10 @@ void after_host_point(const HookInfo& h, const HostPoint& p) {
     case Kind::EventQuery: return submit_sync(h, SyncKind::Event, as_u64(p.event), h.stream, /*polled=*/true);
     // Orders between streams; on a stream the program captures, they are its graph's business.
     case Kind::EventRecord:
-      if (program_capturing(p.stream, h.stream)) return;
+      if (p.captured) return;
       return safely([&] { engine().event_recorded(as_u64(p.event), map_stream(p.stream, h.stream), current_thread()); });
     case Kind::StreamWait:
-      if (program_capturing(p.stream, h.stream)) return;
+      if (p.captured) return;
       return safely([&] { engine().stream_waited(map_stream(p.stream, h.stream), as_u64(p.event), current_thread()); });
     // Counted so that calls on capturing streams are passed through, not recorded as tasks.
     case Kind::CaptureBegin: return program_capture_began();

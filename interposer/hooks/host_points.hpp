@@ -33,6 +33,9 @@ struct HostPoint {
   CUstream* created = nullptr;  // StreamCreate
   unsigned flags = 0;           // StreamCreate
   int priority = 0;             // StreamCreate
+  // EventRecord, StreamWait: the stream was in the program's own capture before the call (then
+  // the call is its graph's business, not a dependency nimble records).
+  bool captured = false;
 };
 
 // nimble run: what the program does at this point, as its fall-back reason says it, or null when
@@ -44,9 +47,12 @@ const char* run_reason(HostPoint::Kind kind);
 void after_host_point(const HookInfo& h, const HostPoint& p);
 
 template <class Real>
-CUresult around(const HookInfo& h, const HostPoint& p, Real&& real) {
+CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
   if (running()) {
     if (const char* what = run_reason(p.kind)) short_circuit_host_visible(what);
+  }
+  if ((p.kind == HostPoint::Kind::EventRecord || p.kind == HostPoint::Kind::StreamWait) && should_record()) {
+    p.captured = program_capturing(p.stream, h.stream);
   }
   const CUresult r = real();
   if (r == CUDA_SUCCESS && (should_record() || p.kind == HostPoint::Kind::CaptureBegin)) after_host_point(h, p);

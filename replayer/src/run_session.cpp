@@ -8,8 +8,11 @@
 namespace nimble::replayer {
 namespace {
 
-std::size_t failures(const ShortCircuitSummary& s) {
-  std::size_t n = s.false_starts;
+// Fall-backs and false starts, but not the false starts another recording took over (a training
+// step that begins like the eval step: a switch, not a failure).
+std::size_t failures(const Recording& r) {
+  const ShortCircuitSummary& s = r.short_circuit->summary();
+  std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over);
   for (const auto& [reason, count] : s.fallbacks) n += count;
   return n;
 }
@@ -84,6 +87,7 @@ std::size_t RunSession::add(RecordingSetup setup) {
   requested_.store(false, std::memory_order_relaxed);
   side_exit_looks_.store(0, std::memory_order_relaxed);
   left_loop_.store(false, std::memory_order_relaxed);
+  primer_.clear();
   publish_recordings();
   return recordings_.size() - 1;
 }
@@ -96,6 +100,7 @@ void RunSession::reject(std::uint64_t fingerprint) {
   if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   ++dropped_;
   requested_.store(false, std::memory_order_relaxed);  // the search goes on
+  primer_.clear();
   publish_recordings();
 }
 
@@ -162,6 +167,7 @@ std::vector<PrimerCall> RunSession::take_primer() {
 // on to something short (an eval pass), which staleness would notice too late or never.
 void RunSession::left_loop(const Recording& r, std::vector<PrimerCall> primer) {
   if (r.state != RecordingState::Replaying || options_.compare_block > 0) return;
+  if (side_exit_looks_.load(std::memory_order_relaxed) >= options_.side_exit_looks) return;  // no look: no primer
   primer_ = std::move(primer);
   left_loop_.store(true, std::memory_order_relaxed);
 }
@@ -237,6 +243,11 @@ void RunSession::settle() {
     return;
   }
   if (r.warmup_left > 0 || !r.comparison || r.state == RecordingState::Dropped || !measuring(r)) return;
+  if (r.plain_after_this && r.comparison->phase() == Phase::Replay) {
+    r.plain_after_this = false;
+    start_plain_block(r);
+    return;
+  }
   if (r.comparison->phase() == Phase::Replay && r.comparison->block_done() && !r.plain_at_next) plain_block_or_wait(r);
 }
 
@@ -255,12 +266,27 @@ bool RunSession::verifies_plain(const Recording& r) const {
   return !r.call_signatures.empty() && r.plain_mismatches < kMismatchesBeforeCounting;
 }
 
+// How many of its calls an iteration of r must have matched before it cannot be another live
+// recording's that begins alike: one more than the longest first calls they share.
+std::size_t RunSession::calls_to_tell_apart(const Recording& r) const {
+  std::size_t shared = 1;
+  for (const auto& other : recordings_) {
+    if (other.get() == &r || other->state == RecordingState::Dropped || other->first_signature != r.first_signature) continue;
+    const auto& a = r.call_signatures;
+    const auto& b = other->call_signatures;
+    std::size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    shared = std::max(shared, n);
+  }
+  return shared + 1;
+}
+
 // The next calls would be the program's own, counted as this recording's iterations. When another
 // recording begins with the same call, the next call that could begin this one may begin that one
 // instead: the block waits for an iteration of this recording that has begun (its first two calls
 // matched), and takes it over (through()).
 void RunSession::plain_block_or_wait(Recording& r) {
-  if (verifies_plain(r) && r.call_signatures.size() > 2 && shares_first_call(r)) {
+  if (verifies_plain(r) && r.call_signatures.size() > calls_to_tell_apart(r) && shares_first_call(r)) {
     r.plain_at_next = true;
     return;
   }
@@ -313,53 +339,85 @@ Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
 
 namespace {
 
-// Whether the first op a recording matches runs in the program (a host copy, a collective).
-bool first_op_runs_in_program(const Recording& r) {
+// Whether recording `r` can take over the calls `fs` matched: its first ops run in the program
+// exactly where those did (a call that ran is not run again, one that is held is not run by the
+// program), and matching all but the last launches none of its graphs (so a mismatch among them
+// hands them back again, untouched).
+bool can_take_over(const Recording& r, const FalseStart& fs) {
+  std::size_t i = 0;
   for (const Op& op : r.plan.ops) {
-    if (op.kind != OpKind::Nop) return runs_in_program(op);
+    if (i == fs.matched.size()) break;
+    if (op.kind == OpKind::Nop) continue;
+    if (runs_in_program(op) != fs.matched[i].ran) return false;
+    ++i;
   }
-  return false;
+  return i == fs.matched.size() && !r.short_circuit->launches_within(fs.matched.size() - 1);
 }
 
 }  // namespace
 
-// `failed` began an iteration on fs.first, and fs.next did not follow. The same first call may
-// begin another recording's iteration (a training and an eval step that begin with the same
-// input copy): both calls go to the others whose first call it could be, most recently
-// successful first, so that no iteration is lost at the switch. When none takes them the program's
-// calls run as it made them, in order.
+// `failed` matched fs.matched, and fs.next did not follow, before any of its graphs was launched.
+// The same calls may begin another recording's iteration (a training and an eval step that begin
+// with the same input copies): they go to the others whose first call it could be, most recently
+// successful first, so that no iteration is lost at the switch. When none takes them they run as
+// the program made them, in order.
 Action RunSession::after_false_start(Recording& failed, std::uint64_t signature, FalseStart fs) {
   active_ = nullptr;
   std::vector<const Recording*> tried = {&failed};
-  bool first_issued = false;  // by a recording that took it and was dropped on it
-  while (!first_issued) {
+  std::vector<std::pair<Recording*, std::string>> false_started = {{&failed, fs.mismatch}};  // on the way, and why
+  for (;;) {
     Recording* next = nullptr;
     for (auto& r : recordings_) {
       if (r->state == RecordingState::Dropped || r->first_signature != failed.first_signature) continue;
-      if (std::find(tried.begin(), tried.end(), r.get()) != tried.end()) continue;
-      // The first call ran in the program already, or is held back: the other must agree.
-      if (first_op_runs_in_program(*r) != fs.first_ran) continue;
+      if (std::find(tried.begin(), tried.end(), r.get()) != tried.end() || !can_take_over(*r, fs)) continue;
       if (!next || r->rank > next->rank) next = r.get();
     }
     if (!next) break;
     tried.push_back(next);
-    // Held back by it, or run in place already.
-    const Action first = through(*next, GpuCall(fs.first));
-    if (!next->short_circuit->armed()) {
-      first_issued = first == Action::Deferred;  // taken, then issued when it was dropped on it
+    ShortCircuit& sc = *next->short_circuit;
+    bool taking = true;
+    for (const FalseStart::Matched& m : fs.matched) {
+      through(*next, GpuCall(m.call));  // held by it, or taken as run (it ran already)
+      if (!sc.armed()) {  // not its iteration after all; nothing of it was launched
+        taking = false;
+        break;
+      }
+    }
+    if (sc.handing_back()) {  // a mismatch among them: the same calls back
+      false_started.emplace_back(next, sc.take_false_start()->mismatch);
       continue;
     }
+    if (!taking) continue;
     const Action action = through(*next, GpuCall(fs.next));
-    if (next->short_circuit->take_false_start()) continue;  // it did not follow either: the same calls
+    if (auto again = sc.take_false_start()) {  // it did not follow either: the same calls back
+      false_started.emplace_back(next, again->mismatch);
+      continue;
+    }
+    for (auto& [r, why] : false_started) ++r->false_starts_taken_over;  // a switch, not a failure
     // (Its iteration may have become a plain one of its trial: then nothing is under way.)
-    active_ = next->short_circuit->armed() ? next : nullptr;
+    active_ = sc.armed() ? next : nullptr;
     return action;
   }
-  if (!fs.first_ran && !first_issued) dropping_on_failure(failed, [&] { failed.executor->issue(fs.first_op, fs.first); });
+  for (auto& [r, why] : false_started) {
+    if (!fs.first_only()) r->short_circuit->count_as_fall_back(why);
+    after_failures(*r);
+  }
+  dropping_on_failure(failed, [&] {
+    for (const FalseStart::Matched& m : fs.matched) {
+      if (!m.ran) failed.executor->issue(m.op, m.call);
+    }
+  });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
   const Action action = offer(signature, std::move(fs.next));
   if (!active_) {
-    left_loop(failed, {{failed.first_signature, std::holds_alternative<KernelCall>(fs.first)}, {signature, next_is_kernel}});
+    // What the program ran when it left: the recording's calls it matched, then this one.
+    std::vector<PrimerCall> primer;
+    for (std::size_t i = 0; i < fs.matched.size(); ++i) {
+      const std::uint64_t sig = i < failed.call_signatures.size() ? failed.call_signatures[i] : (i ? 0 : failed.first_signature);
+      if (sig) primer.push_back({sig, std::holds_alternative<KernelCall>(fs.matched[i].call)});
+    }
+    primer.push_back({signature, next_is_kernel});
+    left_loop(failed, std::move(primer));
   }
   return action;
 }
@@ -370,7 +428,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   // Its previous iteration was replayed whole, and this is the very next call.
   const bool previous_whole = sc.armed() && sc.awaiting_iteration() && calls_seen() == r.completed_at + 1;
   const std::size_t started = sc.iterations_started();
-  const std::size_t failed = failures(sc.summary());
+  const std::size_t failed = failures(r);
   const std::size_t replayed = sc.summary().iterations_replayed;
   const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
@@ -379,32 +437,42 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
     if (!began_by_plain_block_) iteration_began(r, previous_whole);
     began_by_plain_block_ = false;
   }
-  if (failures(sc.summary()) > failed) {
+  if (failures(r) > failed) {
     std::int64_t lowest = r.rank;
     for (const auto& other : recordings_) lowest = std::min(lowest, other->rank);
     r.rank = lowest - 1;
-    after_failures(r);
-    if (!sc.armed() && !sc.handing_back()) left_loop(r);  // a false start is after_false_start's
+    // A false start is after_false_start's to judge: another recording may take it over.
+    if (!sc.handing_back()) {
+      after_failures(r);
+      if (!sc.armed()) left_loop(r);
+    }
   }
   if (sc.stopped() && r.state != RecordingState::Dropped) drop(r, "a segment could not be launched");
-  // A plain block waiting for this recording's own iteration: this one is (two calls matched), and
-  // nothing of it was launched yet. The program issues it (its held calls go out first), timed.
-  if (r.plain_at_next && !sc.awaiting_iteration() && sc.matched_in_iteration() == 2 &&
-      r.state != RecordingState::Dropped && dropping_on_failure(r, [&] { return sc.release(); })) {
+  // A plain block waiting for this recording's own iteration: this one is (it matched more of its
+  // calls than any other recording shares). Nothing of it launched yet: the program issues it (its
+  // held calls go out first, in order), timed. A graph of it launched already: the block begins
+  // after it.
+  if (r.plain_at_next && measuring(r) && r.state != RecordingState::Dropped && !sc.awaiting_iteration() &&
+      sc.matched_in_iteration() >= calls_to_tell_apart(r)) {
     r.plain_at_next = false;
+    const std::size_t matched = sc.matched_in_iteration();
+    if (!dropping_on_failure(r, [&] { return sc.release(); })) {
+      r.plain_after_this = true;
+      return action;
+    }
     r.comparison->switch_phase();
     r.comparison->iteration_began(clock_(), false);
     plain_owner_ = index_of(r);
-    plain_calls_ = 2;
+    plain_calls_ = matched;
     active_ = nullptr;
-    return Action::Deferred;  // issued by release(), in order
+    return action;  // held: issued by release(), in order; run in place (a host copy): the program's
   }
   return action;
 }
 
 void RunSession::after_failures(Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
-  const std::size_t n = failures(s);
+  const std::size_t n = failures(r);
   if (n < options_.failure_limit || n <= s.iterations_replayed) return;
   std::string last;
   std::size_t most = 0;
@@ -439,6 +507,7 @@ void RunSession::judge(Recording& r) {
   const std::size_t rounds = near_minimum ? 4 : clear ? 1 : 2;
   if (plain.iterations < rounds * round || replayed.iterations < rounds * round) return;
   r.trial_speedup = speedup;
+  r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
   if (speedup >= options_.min_speedup) {
     r.state = RecordingState::Replaying;
     return;
@@ -458,11 +527,19 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   const std::size_t length = verify ? r.call_signatures.size() : r.calls;
   if (plain_calls_ <= length) {
     if (!verify || signature == r.call_signatures[plain_calls_ - 1]) return true;
-    // Not this recording's iteration (a training step that begins like this eval step): the block
-    // ends, untimed, and the call goes to the short-circuits. The block is tried again later.
-    ++r.plain_mismatches;
+    if (!shares_first_call(r)) {
+      // Not its iteration, and no other recording's either: the program runs it anyway. The block
+      // goes on with the next iteration; this one is not timed (counted, in a row).
+      ++r.plain_mismatches;
+      plain_calls_ = length + 2;  // between iterations, the last one not whole
+      return true;
+    }
+    // Another recording's iteration that begins alike (a training step after this eval step):
+    // the block ends, untimed, and waits for an iteration of its own; the call goes to the
+    // short-circuits.
     c.switch_phase();
     plain_owner_.reset();
+    r.plain_at_next = true;
     return false;
   }
   if (signature != r.first_signature) {
@@ -472,6 +549,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
     return false;
   }
   const bool previous_whole = plain_calls_ == length + 1;
+  if (previous_whole && verify) r.plain_mismatches = 0;
   plain_calls_ = 1;
   r.last_begun = calls_seen();
   eager_since_begun_.store(0, std::memory_order_relaxed);
@@ -505,9 +583,9 @@ void RunSession::on_skipped_call(const std::vector<std::vector<ArgPatch>>& patch
 void RunSession::on_host_visible_point(const std::string& what) {
   if (!active_) return;
   Recording& r = *active_;
-  const std::size_t failed = failures(r.short_circuit->summary());
+  const std::size_t failed = failures(r);
   dropping_on_failure(r, [&] { r.short_circuit->on_host_visible_point(what); });
-  if (failures(r.short_circuit->summary()) > failed) {
+  if (failures(r) > failed) {
     after_failures(r);
     left_loop(r);
   }

@@ -70,6 +70,7 @@ Action ShortCircuit::try_arm(GpuCall&& call) {
   next_segment_ = 0;
   matched_ = 0;
   launched_in_iteration_ = 0;
+  ran_.clear();
   const std::size_t op = matcher_.position();
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
@@ -87,29 +88,54 @@ Action ShortCircuit::on_call(GpuCall call) {
   const std::size_t op = matcher_.position();
   const CallCheck result = check(call);
   if (!result.matches) {
-    // Only the first op matched, and nothing was launched: the call occurs elsewhere too.
-    const bool held = deferred_.size() == 1 && next_segment_ == 0;
-    const bool ran = deferred_.empty() && first_call_.has_value();
-    const bool false_start = matched_ == 1 && (held || ran);
-    if (false_start && hand_back_) {
+    if (hand_back_ && launched_in_iteration_ == 0) {
+      // Nothing launched: every matched call is held back or ran in the program. The calls also
+      // begin something else; the caller decides what runs them (take_false_start()).
       FalseStart fs;
-      fs.first_op = first_op_;
-      fs.first = held ? std::move(*deferred_.front().call) : std::move(*first_call_);
-      fs.first_ran = ran;
+      for (Deferred& d : deferred_) {
+        fs.matched.push_back({d.op, d.call ? std::move(*d.call) : recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]), false});
+      }
+      for (FalseStart::Matched& m : ran_) fs.matched.push_back(std::move(m));
+      std::sort(fs.matched.begin(), fs.matched.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
       fs.next = std::move(call);
+      fs.mismatch = result.mismatch;
       deferred_.clear();
-      first_call_.reset();
+      ran_.clear();
       ++summary_.false_starts;
       armed_ = false;
       matcher_.reset();
       next_segment_ = 0;
       handed_back_ = std::move(fs);
-      return Action::Run;  // the caller decides: take_false_start()
+      return Action::Run;
     }
-    fall_back(result.mismatch, false_start);
+    // Only the first op matched and it is still held back: the call occurs elsewhere too.
+    fall_back(result.mismatch, /*false_start=*/matched_ == 1 && deferred_.size() == 1 && next_segment_ == 0);
     return try_arm(std::move(call));  // the recorded iteration may start again right here
   }
   return accept(std::move(call), op);
+}
+
+bool ShortCircuit::has_work(const Segment& s) const {
+  for (std::size_t op = s.begin; op < s.end; ++op) {
+    if (plan_.ops[op].kind != OpKind::Nop) return true;
+  }
+  return false;
+}
+
+bool ShortCircuit::launches_within(std::size_t calls) const {
+  std::size_t matchable = 0;  // calls that match ops up to the segment's end
+  std::size_t op = 0;
+  for (const Segment& s : segments_) {
+    for (; op < s.end; ++op) matchable += plan_.ops[op].kind != OpKind::Nop;
+    if (matchable > calls) return false;
+    if (!s.program_runs && has_work(s)) return true;  // launched once its last call matched
+  }
+  return false;
+}
+
+void ShortCircuit::count_as_fall_back(const std::string& reason) {
+  if (summary_.false_starts > 0) --summary_.false_starts;
+  ++summary_.fallbacks[reason];
 }
 
 std::optional<FalseStart> ShortCircuit::take_false_start() {
@@ -122,15 +148,13 @@ std::optional<FalseStart> ShortCircuit::take_false_start() {
 Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   ++matched_;
   Action action = Action::Deferred;
-  first_call_.reset();
-  if (matched_ == 1) first_op_ = op;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
       segments_[next_segment_].begin == op) {
     // A host copy or a collective: everything before it is on the GPU (its segment launched when
     // its last call matched), so the program's own call runs now, in order.
     action = Action::Run;
     ++(plan_.ops[op].kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
-    if (hand_back_ && matched_ == 1) first_call_ = call;  // a false start may hand it back (as run)
+    if (hand_back_ && launched_in_iteration_ == 0) ran_.push_back({op, call, true});  // a false start hands it back, as run
   } else {
     deferred_.push_back({op, std::move(call)});
     ++summary_.calls_deferred;
@@ -150,7 +174,10 @@ void ShortCircuit::launch_ready_segments() {
         return;
       }
       ++summary_.segments_launched;
-      ++launched_in_iteration_;
+      if (has_work(segments_[next_segment_])) {
+        ++launched_in_iteration_;
+        ran_.clear();  // no hand-back any more
+      }
     }
     // Only this segment's calls are on the GPU now (a skipped library call may have brought
     // the next segment's too).
@@ -221,7 +248,7 @@ void ShortCircuit::issue_held_calls() {
   armed_ = false;
   matcher_.reset();
   next_segment_ = 0;
-  first_call_.reset();
+  ran_.clear();
   // Every call goes out even if one fails (the program would have issued them all); the first
   // failure is reported afterwards, and replay stops for good.
   std::string failure;

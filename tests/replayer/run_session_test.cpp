@@ -349,7 +349,6 @@ TEST_F(RunSessionTest, APlainIterationThatIsNotTheRecordingsIsNotTimed) {
   }
   ASSERT_TRUE(s.recordings()[0]->trial_speedup);
   EXPECT_DOUBLE_EQ(*s.recordings()[0]->trial_speedup, 2.0);
-  EXPECT_GT(s.recordings()[0]->plain_mismatches, 0u);
 }
 
 TEST(ShortCircuitRelease, TheHeldCallsGoOutInOrderAndNothingCountsAsAFallBack) {
@@ -373,6 +372,137 @@ TEST(ShortCircuitRelease, TheHeldCallsGoOutInOrderAndNothingCountsAsAFallBack) {
   launched.on_call(call_of(1));
   EXPECT_FALSE(launched.release());
   EXPECT_TRUE(launched.armed());
+}
+
+// Recordings whose iterations begin with host copies the program runs itself (the inputs' and the
+// labels' x.cuda(), y.cuda()), and a program that issues them: every copy must run exactly once,
+// by the program or by nimble.
+struct CopyProgram {
+  static Op copy_op(std::uint64_t bytes) {
+    Op copy;
+    copy.kind = OpKind::Copy;
+    copy.name = "memcpy";
+    copy.copy.direction = CopyDirection::HtoD;
+    copy.copy.bytes = bytes;
+    return copy;
+  }
+  // `copies` copies (signature 70 + i), then the kernels; with kernel_first, the first kernel,
+  // then the copies, then the rest.
+  static RecordingSetup with_copies(const std::string& name, std::size_t copies, const std::vector<std::uint64_t>& kernels,
+                                    Log& log, bool kernel_first = false) {
+    RecordingSetup setup = recording(name, kernels, log);
+    std::size_t at = kernel_first ? 1 : 0;
+    for (std::size_t i = 0; i < copies; ++i, ++at) {
+      setup.plan.ops.insert(setup.plan.ops.begin() + static_cast<long>(at), copy_op(4096 + i));
+      setup.call_signatures.insert(setup.call_signatures.begin() + static_cast<long>(at), 70 + i);
+    }
+    setup.segments = segments_of(setup.plan);
+    setup.first_signature = setup.call_signatures.front();
+    return setup;
+  }
+
+  explicit CopyProgram(RunOptions o) : s(o, [](std::uint64_t) { return false; }, [this] { return now; }) {}
+  void step(std::size_t copies, const std::vector<std::uint64_t>& kernels, bool kernel_first = false) {
+    std::size_t deferred = 0, k = 0;
+    auto kernel = [&](std::uint64_t f) {
+      if (!s.concerns(sig(f))) {
+        s.passed_by();
+        return;
+      }
+      deferred += s.on_call(sig(f), call_of(f)) == Action::Deferred;
+    };
+    if (kernel_first) kernel(kernels[k++]);
+    for (std::size_t i = 0; i < copies; ++i) {
+      const CopyCall c{CopyDirection::HtoD, 0x560000007000 + i * 0x10000, 0x7f0000001000 + i * 0x10000, 4096 + i};
+      if (!s.concerns(70 + i)) {
+        s.passed_by();
+        ++copies_run;
+      } else if (s.on_call(70 + i, c) == Action::Run) {
+        ++copies_run;
+      } else {
+        ++copies_deferred;
+      }
+    }
+    for (; k < kernels.size(); ++k) kernel(kernels[k]);
+    now += deferred ? 1000000 : 2000000;
+  }
+  std::size_t copies_issued() const {  // by nimble: copies are ops 0 and 1 of these recordings
+    std::size_t n = 0;
+    for (const std::string& l : log.lines) n += l.size() > 8 && (l.compare(l.size() - 8, 8, " issue 0") == 0 || l.compare(l.size() - 8, 8, " issue 1") == 0);
+    return n;
+  }
+
+  Log log;
+  std::uint64_t now = 1;
+  RunSession s;
+  std::size_t copies_run = 0, copies_deferred = 0;
+};
+
+TEST(RunSessionTrial, EveryHostCopyRunsOnceWhenAPlainBlockTakesOverAnIterationBeginningWithTwoCopies) {
+  RunOptions o;
+  o.trial_block = 2;
+  CopyProgram p(o);
+  p.s.add(CopyProgram::with_copies("train", 2, {2, 3}, p.log));
+  for (int i = 0; i < 12; ++i) p.step(2, {2, 3});
+  ASSERT_EQ(p.s.recordings()[0]->state, RecordingState::Replaying);
+  p.s.add(CopyProgram::with_copies("eval", 2, {5, 6}, p.log));  // on trial, waits for its own iterations
+  std::size_t steps = 0;
+  for (int epoch = 0; epoch < 6; ++epoch) {
+    for (int i = 0; i < 6; ++i, ++steps) p.step(2, {2, 3});
+    for (int i = 0; i < 2; ++i, ++steps) p.step(2, {5, 6});
+  }
+  p.s.finish("end");
+  EXPECT_EQ(p.copies_run + p.copies_issued(), 2 * (12 + steps)) << "deferred: " << p.copies_deferred;
+  EXPECT_EQ(p.copies_deferred, p.copies_issued());
+  EXPECT_NE(p.s.recordings()[1]->state, RecordingState::Trial);
+}
+
+TEST(RunSessionTrial, ARecordingWhoseFirstGraphLaunchesOnItsFirstCallStillGetsItsTrialDecided) {
+  RunOptions o;
+  o.trial_block = 2;
+  CopyProgram p(o);
+  p.s.add(recording("train", {1, 2, 3, 4}, p.log));
+  for (int i = 0; i < 12; ++i) p.step(0, {1, 2, 3, 4});
+  ASSERT_EQ(p.s.recordings()[0]->state, RecordingState::Replaying);
+  // The eval step begins with the same kernel, then a host copy: its first graph is launched on
+  // its first call, so no iteration of it can become a plain one mid-way.
+  p.s.add(CopyProgram::with_copies("eval", 1, {1, 5, 6}, p.log, /*kernel_first=*/true));
+  for (int epoch = 0; epoch < 20; ++epoch) {
+    for (int i = 0; i < 6; ++i) p.step(0, {1, 2, 3, 4});
+    for (int i = 0; i < 3; ++i) p.step(1, {1, 5, 6}, true);
+  }
+  const Recording& eval = *p.s.recordings()[1];
+  EXPECT_NE(eval.state, RecordingState::Trial) << "plain timed " << eval.comparison->times(Phase::Plain).iterations;
+}
+
+TEST(RunSessionTrial, SwitchesTakenOverAreNoFailuresAndDropNoRecording) {
+  RunOptions o;
+  o.trial_block = 0;
+  CopyProgram p(o);
+  p.s.add(recording("train", {1, 2, 3, 4}, p.log));
+  p.s.add(recording("eval", {1, 5, 6}, p.log));
+  for (int epoch = 0; epoch < 40; ++epoch) {  // each eval step switches twice: 80 false starts taken over
+    for (int i = 0; i < 10; ++i) p.step(0, {1, 2, 3, 4});
+    p.step(0, {1, 5, 6});
+  }
+  p.s.finish("end");
+  for (const auto& r : p.s.recordings()) EXPECT_EQ(r->state, RecordingState::Replaying) << r->name << ": " << r->dropped_because;
+  EXPECT_EQ(p.s.recordings()[1]->short_circuit->summary().iterations_replayed, 40u);
+  EXPECT_EQ(p.s.recordings()[0]->short_circuit->summary().iterations_replayed, 400u);
+}
+
+TEST(RunSessionTrial, SwitchesInsidePlainBlocksDoNotTurnTheCheckOff) {
+  RunOptions o;
+  o.compare_block = 2;  // --compare: plain blocks for good
+  CopyProgram p(o);
+  p.s.add(recording("train", {1, 2, 3, 4}, p.log));
+  p.s.add(recording("eval", {1, 5, 6}, p.log));
+  for (int epoch = 0; epoch < 200; ++epoch) {
+    for (int i = 0; i < 6; ++i) p.step(0, {1, 2, 3, 4});
+    for (int i = 0; i < 3; ++i) p.step(0, {1, 5, 6});
+  }
+  EXPECT_LT(p.s.recordings()[1]->plain_mismatches, 8u);
+  EXPECT_LT(p.s.recordings()[0]->plain_mismatches, 8u);
 }
 
 TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {

@@ -102,7 +102,9 @@ struct Recording {
   // Its next plain block begins with its next iteration that has begun as its own (its first two
   // calls matched): another recording begins with the same call.
   bool plain_at_next = false;
-  std::size_t plain_mismatches = 0;  // plain iterations that turned out to be something else
+  bool plain_after_this = false;     // ... or begins after the iteration under way (one was launched)
+  std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
+  std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
 };
 
@@ -199,6 +201,7 @@ class RunSession {
   void plain_block_or_wait(Recording& r);
   bool shares_first_call(const Recording& r) const;
   bool verifies_plain(const Recording& r) const;
+  std::size_t calls_to_tell_apart(const Recording& r) const;
   bool measuring(const Recording& r) const;  // a trial, or --compare: plain blocks alternate
   Action offer(std::uint64_t signature, GpuCall&& call);
   Action through(Recording& r, GpuCall&& call);

@@ -73,20 +73,29 @@ struct ShortCircuitSummary {
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
   std::size_t collectives = 0;    // matched collective kernels, run by the program
-  // A call matched the recording's first op (held back, or a host copy the program ran), the
-  // next did not match: the same call also begins something else. Not counted among the fall-backs.
+  // Calls matched the recording's first ops (held back, or host copies the program ran) and the
+  // next did not, before any graph was launched: the same calls also begin something else. Not
+  // counted among the fall-backs. (Without hand-back: only after the first call.)
   std::size_t false_starts = 0;
   std::size_t ops_of_skipped_calls = 0;  // ops taken from the memo of a skipped library call
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
 };
 
-// A false start handed back (ShortCircuit::hand_back_false_starts): the iteration's first call,
-// which matched, and the next, which did not. Another recording that begins alike may take both.
+// A false start handed back (ShortCircuit::hand_back_false_starts): the calls that matched before
+// any graph of the iteration was launched, and the next, which did not match. Another recording
+// that begins alike may take them all.
 struct FalseStart {
-  std::size_t first_op = 0;        // the recorded op the first call matched
-  GpuCall first;                   // held back and not yet issued, unless first_ran
-  bool first_ran = false;          // the first op runs in the program (a host copy): it ran already
-  GpuCall next;                    // the call that did not match; not run yet
+  struct Matched {
+    std::size_t op = 0;   // the recorded op it matched
+    GpuCall call;         // held back and not yet issued, unless ran
+    bool ran = false;     // the op runs in the program (a host copy): the program ran it already
+  };
+  std::vector<Matched> matched;  // in the program's order
+  GpuCall next;                  // the call that did not match; not run yet
+  std::string mismatch;          // why it did not (IterationMatcher)
+  // Only the first call matched, and is held back: the same call begins something else (counted
+  // as a false start). Otherwise, when no other recording takes the calls over, a fall-back.
+  bool first_only() const { return matched.size() == 1 && !matched.front().ran; }
 };
 
 class ShortCircuit {
@@ -94,14 +103,20 @@ class ShortCircuit {
   ShortCircuit(const ReplayPlan& plan, std::vector<Segment> segments, IsDevicePointer is_device_pointer,
                Executor& executor, ArgumentRule rule = ArgumentRule::SameAddresses);
 
-  // On a false start (only the first call matched), keep the first call back instead of issuing
-  // it and leave the mismatching call unrun: take_false_start() hands both to the caller, which
-  // must issue them (in order) unless another recording takes them.
+  // On a false start (a mismatch before any graph of the iteration was launched), keep the held
+  // calls back instead of issuing them and leave the mismatching call unrun: take_false_start()
+  // hands them to the caller, which must issue them (in order) unless another recording takes them.
   void hand_back_false_starts(bool on) { hand_back_ = on; }
   std::optional<FalseStart> take_false_start();
+  // A false start handed back that no other recording took over and that was more than its first
+  // call: counted as the fall-back it is, with its reason.
+  void count_as_fall_back(const std::string& reason);
   bool handing_back() const { return handed_back_.has_value(); }
   // Calls matched in the iteration under way.
   std::size_t matched_in_iteration() const { return armed_ ? matched_ : 0; }
+  // Whether matching the first `calls` calls of an iteration launches a graph (a segment of nimble's
+  // ends within them): such a prefix cannot be handed back or taken over.
+  bool launches_within(std::size_t calls) const;
   // The iteration under way becomes the program's own (the trial times it as a plain one): the
   // held-back calls are issued as the program made them, in order, and nothing is counted as a
   // fall-back. Only before any graph of the iteration was launched; false (nothing done) after.
@@ -149,6 +164,7 @@ class ShortCircuit {
   Action accept(GpuCall&& call, std::size_t op);
   void fall_back(const std::string& reason, bool false_start = false);
   void issue_held_calls();
+  bool has_work(const Segment& s) const;  // an op that is not a Nop
   void launch_ready_segments();
 
   const ReplayPlan& plan_;
@@ -164,8 +180,8 @@ class ShortCircuit {
   };
   std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
   bool hand_back_ = false;
-  std::optional<GpuCall> first_call_;    // kept while the first op ran in the program (hand-back only)
-  std::size_t first_op_ = 0;              // the op the iteration's first call matched
+  // Calls of the iteration that ran in the program, kept while nothing was launched (hand-back only).
+  std::vector<FalseStart::Matched> ran_;
   std::optional<FalseStart> handed_back_;
   bool armed_ = false;
   bool stopped_ = false;             // a launch failed, or finish(): never re-arm
