@@ -18,7 +18,9 @@ void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
   have_previous_ = true;
   previous_start_ = ns;
   previous_phase_ = phase_;
-  previous_first_in_block_ = begun_in_block_ == 0;
+  // The first of a block still carries the other phase's tail; with blocks of one, every
+  // iteration is a first, and all are timed (none could be otherwise).
+  previous_first_in_block_ = begun_in_block_ == 0 && block_ > 1;
   ++begun_in_block_;
 }
 

@@ -243,6 +243,12 @@ void RunSession::settle() {
     return;
   }
   if (r.warmup_left > 0 || !r.comparison || r.state == RecordingState::Dropped || !measuring(r)) return;
+  if (r.plain_at_next && r.call_signatures.size() <= calls_to_tell_apart(r)) {
+    // A recording added since shares as many calls as it has: no iteration of it can be told
+    // apart before it ends. The block begins after this one.
+    r.plain_at_next = false;
+    r.plain_after_this = true;
+  }
   if (r.plain_after_this && r.comparison->phase() == Phase::Replay) {
     r.plain_after_this = false;
     start_plain_block(r);
@@ -363,9 +369,11 @@ bool can_take_over(const Recording& r, const FalseStart& fs) {
 // the program made them, in order.
 Action RunSession::after_false_start(Recording& failed, std::uint64_t signature, FalseStart fs) {
   active_ = nullptr;
+  struct Let { Recording* recording; std::string why; bool first_only; };
+  std::vector<Let> let_go = {{&failed, fs.mismatch, fs.first_only()}};  // on the way, in turn
   std::vector<const Recording*> tried = {&failed};
-  std::vector<std::pair<Recording*, std::string>> false_started = {{&failed, fs.mismatch}};  // on the way, and why
-  for (;;) {
+  std::size_t done = 0;  // fs.matched[0, done) were executed by a recording that gave up on them
+  while (done == 0) {
     Recording* next = nullptr;
     for (auto& r : recordings_) {
       if (r->state == RecordingState::Dropped || r->first_signature != failed.first_signature) continue;
@@ -375,36 +383,43 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     if (!next) break;
     tried.push_back(next);
     ShortCircuit& sc = *next->short_circuit;
-    bool taking = true;
-    for (const FalseStart::Matched& m : fs.matched) {
-      through(*next, GpuCall(m.call));  // held by it, or taken as run (it ran already)
-      if (!sc.armed()) {  // not its iteration after all; nothing of it was launched
-        taking = false;
-        break;
-      }
+    taking_over_ = true;  // no plain block may take its iteration over while it is fed
+    bool fed = true;
+    for (std::size_t i = 0; i < fs.matched.size(); ++i) {
+      const Action a = through(*next, GpuCall(fs.matched[i].call));  // held by it, or taken as run (it ran)
+      if (sc.handing_back()) break;
+      if (sc.armed()) continue;
+      // It let go of its iteration without handing the calls back (dropped when a launch failed):
+      // what it held went out; this call too if it had taken it. Nothing of it, at the first call:
+      // not its iteration after all.
+      done = i + (a == Action::Deferred ? 1 : 0);
+      fed = false;
+      break;
     }
+    taking_over_ = false;
     if (sc.handing_back()) {  // a mismatch among them: the same calls back
-      false_started.emplace_back(next, sc.take_false_start()->mismatch);
+      const FalseStart again = *sc.take_false_start();
+      let_go.push_back({next, again.mismatch, again.first_only()});
       continue;
     }
-    if (!taking) continue;
+    if (!fed) continue;  // (done > 0 ends the search)
     const Action action = through(*next, GpuCall(fs.next));
     if (auto again = sc.take_false_start()) {  // it did not follow either: the same calls back
-      false_started.emplace_back(next, again->mismatch);
+      let_go.push_back({next, again->mismatch, again->first_only()});
       continue;
     }
-    for (auto& [r, why] : false_started) ++r->false_starts_taken_over;  // a switch, not a failure
+    for (const Let& l : let_go) ++l.recording->false_starts_taken_over;  // a switch, not a failure
     // (Its iteration may have become a plain one of its trial: then nothing is under way.)
     active_ = sc.armed() ? next : nullptr;
     return action;
   }
-  for (auto& [r, why] : false_started) {
-    if (!fs.first_only()) r->short_circuit->count_as_fall_back(why);
-    after_failures(*r);
+  for (const Let& l : let_go) {
+    if (!l.first_only) l.recording->short_circuit->count_as_fall_back(l.why);
+    after_failures(*l.recording);
   }
   dropping_on_failure(failed, [&] {
-    for (const FalseStart::Matched& m : fs.matched) {
-      if (!m.ran) failed.executor->issue(m.op, m.call);
+    for (std::size_t i = done; i < fs.matched.size(); ++i) {
+      if (!fs.matched[i].ran) failed.executor->issue(fs.matched[i].op, fs.matched[i].call);
     }
   });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
@@ -452,8 +467,8 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   // calls than any other recording shares). Nothing of it launched yet: the program issues it (its
   // held calls go out first, in order), timed. A graph of it launched already: the block begins
   // after it.
-  if (r.plain_at_next && measuring(r) && r.state != RecordingState::Dropped && !sc.awaiting_iteration() &&
-      sc.matched_in_iteration() >= calls_to_tell_apart(r)) {
+  if (r.plain_at_next && !taking_over_ && measuring(r) && r.state != RecordingState::Dropped &&
+      !sc.awaiting_iteration() && sc.matched_in_iteration() >= calls_to_tell_apart(r)) {
     r.plain_at_next = false;
     const std::size_t matched = sc.matched_in_iteration();
     if (!dropping_on_failure(r, [&] { return sc.release(); })) {
@@ -539,7 +554,9 @@ bool RunSession::counted_plain(std::uint64_t signature) {
     // short-circuits.
     c.switch_phase();
     plain_owner_.reset();
-    r.plain_at_next = true;
+    // Told apart mid-iteration: the next one of its own is taken over; else (no iteration of it
+    // can be, before it ends) the block begins after the next one completes.
+    (r.call_signatures.size() > calls_to_tell_apart(r) ? r.plain_at_next : r.plain_after_this) = true;
     return false;
   }
   if (signature != r.first_signature) {

@@ -3,6 +3,10 @@
 // and the lock-free fast path. Plans of kernels are built directly; executors log.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
+#include <stdexcept>
+
 #include <string>
 #include <vector>
 
@@ -426,9 +430,11 @@ struct CopyProgram {
     for (; k < kernels.size(); ++k) kernel(kernels[k]);
     now += deferred ? 1000000 : 2000000;
   }
-  std::size_t copies_issued() const {  // by nimble: copies are ops 0 and 1 of these recordings
+  std::size_t copies_issued(std::size_t copies = 2) const {  // by nimble: copies are the first ops
     std::size_t n = 0;
-    for (const std::string& l : log.lines) n += l.size() > 8 && (l.compare(l.size() - 8, 8, " issue 0") == 0 || l.compare(l.size() - 8, 8, " issue 1") == 0);
+    for (const std::string& l : log.lines) {
+      for (std::size_t op = 0; op < copies; ++op) n += l.size() > 8 && l.compare(l.size() - 8, 8, " issue " + std::to_string(op)) == 0;
+    }
     return n;
   }
 
@@ -503,6 +509,104 @@ TEST(RunSessionTrial, SwitchesInsidePlainBlocksDoNotTurnTheCheckOff) {
   }
   EXPECT_LT(p.s.recordings()[1]->plain_mismatches, 8u);
   EXPECT_LT(p.s.recordings()[0]->plain_mismatches, 8u);
+}
+
+// The executor of a recording whose graphs fail to launch once `fail` is set (instantiation, memory).
+struct FailingLaunches : Executor {
+  Log& log;
+  std::string name;
+  const bool& fail;
+  FailingLaunches(Log& l, std::string n, const bool& f) : log(l), name(std::move(n)), fail(f) {}
+  void launch_segment(std::size_t segment, const IterationMatcher&) override {
+    if (fail) throw std::runtime_error("instantiation failed");
+    log.lines.push_back(name + " launch " + std::to_string(segment));
+  }
+  void issue(std::size_t op, const GpuCall&) override { log.lines.push_back(name + " issue " + std::to_string(op)); }
+};
+
+TEST(RunSessionTakeOver, ARecordingThatFailsWhileTakingCallsOverLeavesEachToRunOnce) {
+  RunOptions o;
+  o.trial_block = 0;
+  std::uint64_t now = 1;
+  RunSession s(o, [](std::uint64_t) { return false; }, [&now] { return now; });
+  Log log;
+  bool fail = false;
+  s.add(recording("A", {1, 2, 3, 4}, log));
+  RecordingSetup b = recording("B", {1, 2, 5, 6}, log, /*piece=*/2);  // its first graph ends on call 2
+  b.make_executor = [&log, &fail](const ReplayPlan&, const std::vector<Segment>&) {
+    return std::make_unique<FailingLaunches>(log, "B", fail);
+  };
+  s.add(std::move(b));
+  auto issue = [&](const std::vector<std::uint64_t>& calls) {
+    std::vector<Action> actions;
+    for (std::uint64_t f : calls) actions.push_back(s.on_call(sig(f), call_of(f)));
+    return actions;
+  };
+  issue({1, 2, 5, 6});
+  for (int i = 0; i < 3; ++i) issue({1, 2, 3, 4});  // A is offered first now
+  fail = true;
+  log.lines.clear();
+  // A holds 1 and 2 and lets them go at 5; B takes them over and fails to launch its graph on 2:
+  // its fall-back issues them, and nothing issues them again.
+  const std::vector<Action> actions = issue({1, 2, 5, 6});
+  EXPECT_EQ(actions[0], Action::Deferred);
+  EXPECT_EQ(actions[1], Action::Deferred);
+  std::map<std::string, int> issued;
+  std::string all;
+  for (const std::string& l : log.lines) {
+    all += l + "; ";
+    if (l.find(" issue ") != std::string::npos) ++issued[l.substr(l.find(" issue ") + 7)];
+  }
+  EXPECT_EQ(issued["0"], 1) << all;
+  EXPECT_EQ(issued["1"], 1) << all;
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
+}
+
+TEST(RunSessionTrial, AShortRecordingThatSharesItsFirstCallGetsItsTrialDecided) {
+  RunOptions o;
+  o.trial_block = 2;
+  CopyProgram p(o);
+  p.s.add(recording("train", {1, 2, 3, 4}, p.log));
+  for (int i = 0; i < 12; ++i) p.step(0, {1, 2, 3, 4});
+  p.s.add(recording("eval", {1, 5}, p.log));  // no iteration of it is told apart before it ends
+  for (int epoch = 0; epoch < 50; ++epoch) {
+    for (int i = 0; i < 6; ++i) p.step(0, {1, 2, 3, 4});
+    for (int i = 0; i < 3; ++i) p.step(0, {1, 5});
+  }
+  const Recording& eval = *p.s.recordings()[1];
+  EXPECT_NE(eval.state, RecordingState::Trial) << "plain timed " << eval.comparison->times(Phase::Plain).iterations;
+}
+
+// --compare alternates every recording's blocks for good. With two that begin alike and a short
+// pass of the second (three steps, one lost to the first's plain block, one replayed, one plain),
+// the second may get no timed plain iteration (the first of a block never is); what must hold is
+// that every call runs once and both keep replaying.
+TEST(RunSessionTrial, CompareWithTwoRecordingsThatBeginAlikeRunsEveryCallOnce) {
+  RunOptions o;
+  o.compare_block = 2;
+  CopyProgram p(o);
+  p.s.add(CopyProgram::with_copies("train", 1, {2, 3, 4}, p.log));
+  p.s.add(CopyProgram::with_copies("eval", 1, {5}, p.log));
+  std::size_t steps = 0;
+  for (int epoch = 0; epoch < 50; ++epoch) {
+    for (int i = 0; i < 6; ++i, ++steps) p.step(1, {2, 3, 4});
+    for (int i = 0; i < 3; ++i, ++steps) p.step(1, {5});
+  }
+  p.s.finish("end");
+  EXPECT_EQ(p.copies_run + p.copies_issued(1), steps);  // one input copy per step, run once
+  EXPECT_EQ(p.copies_deferred, p.copies_issued(1));
+  EXPECT_GT(p.s.recordings()[0]->short_circuit->summary().iterations_replayed, 100u);
+  EXPECT_GT(p.s.recordings()[1]->short_circuit->summary().iterations_replayed, 20u);
+  EXPECT_GT(p.s.recordings()[0]->comparison->times(Phase::Plain).iterations, 20u);
+}
+
+TEST(RunSessionTrial, BlocksOfOneIterationDecide) {
+  RunOptions o;
+  o.trial_block = 1;
+  CopyProgram p(o);
+  p.s.add(recording("train", {1, 2, 3, 4}, p.log));
+  for (int i = 0; i < 40; ++i) p.step(0, {1, 2, 3, 4});
+  EXPECT_EQ(p.s.recordings()[0]->state, RecordingState::Replaying);
 }
 
 TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {

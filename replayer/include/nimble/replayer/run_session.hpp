@@ -242,6 +242,7 @@ class RunSession {
   std::atomic<bool> left_loop_{false};
   std::atomic<std::size_t> side_exit_looks_{0};
   std::vector<PrimerCall> primer_;
+  bool taking_over_ = false;  // after_false_start feeds a recording the calls another let go
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
 };

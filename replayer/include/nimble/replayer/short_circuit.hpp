@@ -93,9 +93,9 @@ struct FalseStart {
   std::vector<Matched> matched;  // in the program's order
   GpuCall next;                  // the call that did not match; not run yet
   std::string mismatch;          // why it did not (IterationMatcher)
-  // Only the first call matched, and is held back: the same call begins something else (counted
-  // as a false start). Otherwise, when no other recording takes the calls over, a fall-back.
-  bool first_only() const { return matched.size() == 1 && !matched.front().ran; }
+  // Only the first call matched: the same call begins something else (counted as a false start).
+  // Otherwise, when no other recording takes the calls over, a fall-back.
+  bool first_only() const { return matched.size() == 1; }
 };
 
 class ShortCircuit {
