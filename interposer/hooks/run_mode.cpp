@@ -191,6 +191,7 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared) {
   };
   trace::json described = prepared.description();
   const std::string path = setup.name;
+  const std::size_t ops = setup.plan.ops.size(), streams = static_cast<std::size_t>(setup.plan.streams);
   r.session->add(std::move(setup));
   built->set_stream(reinterpret_cast<CUstream>(r.stream));
   r.executors.push_back(built);
@@ -200,8 +201,8 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared) {
   described["variants"] = config().run_variants;
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
-  say("replaying " + path + ": " + std::to_string(described.value("ops", 0)) + " recorded ops in " +
-      std::to_string(built->graphs()) + " graph(s) of up to " + std::to_string(described.value("streams", 1)) +
+  say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
+      std::to_string(built->graphs()) + " graph(s) of up to " + std::to_string(streams) +
       " stream(s); later iterations that match it are launched as graphs" +
       (o.compare_block == 0 && o.trial_block > 0
            ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"

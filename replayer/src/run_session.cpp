@@ -289,8 +289,8 @@ std::size_t RunSession::calls_to_tell_apart(const Recording& r) const {
 
 // The next calls would be the program's own, counted as this recording's iterations. When another
 // recording begins with the same call, the next call that could begin this one may begin that one
-// instead: the block waits for an iteration of this recording that has begun (its first two calls
-// matched), and takes it over (through()).
+// instead: the block waits for an iteration of this recording that has begun (calls_to_tell_apart
+// of its calls matched), and takes it over (through()).
 void RunSession::plain_block_or_wait(Recording& r) {
   if (verifies_plain(r) && r.call_signatures.size() > calls_to_tell_apart(r) && shares_first_call(r)) {
     r.plain_at_next = true;

@@ -92,19 +92,12 @@ Action ShortCircuit::on_call(GpuCall call) {
       // Nothing launched: every matched call is held back or ran in the program. The calls also
       // begin something else; the caller decides what runs them (take_false_start()).
       FalseStart fs;
-      for (Deferred& d : deferred_) {
-        fs.matched.push_back({d.op, d.call ? std::move(*d.call) : recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]), false});
-      }
-      for (FalseStart::Matched& m : ran_) fs.matched.push_back(std::move(m));
+      fs.matched = std::move(ran_);
+      for (Deferred& d : end_iteration()) fs.matched.push_back({d.op, std::move(*d.call), false});
       std::sort(fs.matched.begin(), fs.matched.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
       fs.next = std::move(call);
       fs.mismatch = result.mismatch;
-      deferred_.clear();
-      ran_.clear();
       ++summary_.false_starts;
-      armed_ = false;
-      matcher_.reset();
-      next_segment_ = 0;
       handed_back_ = std::move(fs);
       return Action::Run;
     }
@@ -237,18 +230,25 @@ void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   issue_held_calls();
 }
 
-// The launched segments did the recorded work of their calls; the rest runs as the program
-// asked, in its order, and the iteration is over.
-void ShortCircuit::issue_held_calls() {
-  std::vector<Deferred> pending;
-  pending.swap(deferred_);
-  for (Deferred& d : pending) {
+// The iteration under way is over: its held calls, in order, each with the call that does it (the
+// ops of a skipped library call rebuilt from the recording and this iteration's patches).
+std::vector<ShortCircuit::Deferred> ShortCircuit::end_iteration() {
+  std::vector<Deferred> held;
+  held.swap(deferred_);
+  for (Deferred& d : held) {
     if (!d.call) d.call = recorded_call(plan_.ops[d.op], matcher_.patches()[d.op]);
   }
   armed_ = false;
   matcher_.reset();
   next_segment_ = 0;
   ran_.clear();
+  return held;
+}
+
+// The launched segments did the recorded work of their calls; the rest runs as the program
+// asked, in its order, and the iteration is over.
+void ShortCircuit::issue_held_calls() {
+  const std::vector<Deferred> pending = end_iteration();
   // Every call goes out even if one fails (the program would have issued them all); the first
   // failure is reported afterwards, and replay stops for good.
   std::string failure;

@@ -99,8 +99,8 @@ struct Recording {
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
-  // Its next plain block begins with its next iteration that has begun as its own (its first two
-  // calls matched): another recording begins with the same call.
+  // Its next plain block takes over its next iteration that has begun as its own (it matched more
+  // calls than another recording that begins with the same call shares: calls_to_tell_apart).
   bool plain_at_next = false;
   bool plain_after_this = false;     // ... or begins after the iteration under way (one was launched)
   std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
@@ -130,8 +130,8 @@ class RunSession {
   // True once each time a new recording becomes wanted (wants_recording), until a recording is
   // added, refused, or a recorded iteration completes again.
   bool take_request();
-  // The calls the program ran when it left a trusted recording's iteration at its start (the
-  // first, which began it, and the next, which did not follow): the automatic range, which was
+  // The calls the program ran when it left a trusted recording's iteration before any of its graphs
+  // was launched (those that matched, and the one that did not): the automatic range, which was
   // not watching then, sees them first, so an eval pass that begins like the training step is
   // seen whole. Empty when the side exit was elsewhere.
   std::vector<PrimerCall> take_primer();

@@ -179,6 +179,7 @@ class ShortCircuit {
     std::optional<GpuCall> call;  // none: an op of a skipped library call (recorded_call on fall-back)
   };
   std::vector<Deferred> deferred_;   // calls of the unlaunched segment, in order
+  std::vector<Deferred> end_iteration();
   bool hand_back_ = false;
   // Calls of the iteration that ran in the program, kept while nothing was launched (hand-back only).
   std::vector<FalseStart::Matched> ran_;
