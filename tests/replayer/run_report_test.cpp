@@ -24,13 +24,7 @@ RunSession trusted_session() {
 }
 
 void issue(RunSession& s, const std::vector<std::uint64_t>& functions) {
-  for (std::uint64_t f : functions) {
-    if (s.concerns(sig(f))) {
-      s.on_call(sig(f), call_of(f));
-    } else {
-      s.passed_by();
-    }
-  }
+  for (std::uint64_t f : functions) test::hand_over(s, sig(f), call_of(f));
 }
 
 TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {

@@ -17,6 +17,7 @@ namespace nimble::replayer {
 namespace {
 
 using test::call_of;
+using test::hand_over;
 using test::Log;
 using test::recording;
 using test::sig;
@@ -31,15 +32,7 @@ class RunSessionTest : public ::testing::Test {
   // advances by plain_ms_ for an iteration the program ran itself, replayed_ms_ otherwise.
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
     std::size_t deferred = 0;
-    for (std::uint64_t f : functions) {
-      // As the hooks do: a request comes from the fast path, or is taken after a call it handled.
-      if (!s.concerns(sig(f))) {
-        requests_ += s.passed_by();
-        continue;
-      }
-      deferred += s.on_call(sig(f), call_of(f)) == Action::Deferred;
-      requests_ += s.take_request();
-    }
+    for (std::uint64_t f : functions) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
     now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * 1e6);
     return deferred;
   }
@@ -408,24 +401,11 @@ struct CopyProgram {
   explicit CopyProgram(RunOptions o) : s(o, [](std::uint64_t) { return false; }, [this] { return now; }) {}
   void step(std::size_t copies, const std::vector<std::uint64_t>& kernels, bool kernel_first = false) {
     std::size_t deferred = 0, k = 0;
-    auto kernel = [&](std::uint64_t f) {
-      if (!s.concerns(sig(f))) {
-        s.passed_by();
-        return;
-      }
-      deferred += s.on_call(sig(f), call_of(f)) == Action::Deferred;
-    };
+    auto kernel = [&](std::uint64_t f) { deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred; };
     if (kernel_first) kernel(kernels[k++]);
     for (std::size_t i = 0; i < copies; ++i) {
       const CopyCall c{CopyDirection::HtoD, 0x560000007000 + i * 0x10000, 0x7f0000001000 + i * 0x10000, 4096 + i};
-      if (!s.concerns(70 + i)) {
-        s.passed_by();
-        ++copies_run;
-      } else if (s.on_call(70 + i, c) == Action::Run) {
-        ++copies_run;
-      } else {
-        ++copies_deferred;
-      }
+      ++(hand_over(s, 70 + i, c) == Action::Run ? copies_run : copies_deferred);
     }
     for (; k < kernels.size(); ++k) kernel(kernels[k]);
     now += deferred ? 1000000 : 2000000;

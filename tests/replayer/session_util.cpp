@@ -18,6 +18,19 @@ KernelCall call_of(std::uint64_t f) { return KernelCall{f, {1, 1, 1}, {32, 1, 1}
 
 std::uint64_t sig(std::uint64_t f) { return 1000 + f; }
 
+Action hand_over(RunSession& s, std::uint64_t signature, GpuCall call, std::size_t* requests) {
+  std::size_t asked = 0;
+  Action action = Action::Run;
+  if (!s.concerns(signature)) {
+    asked = s.passed_by();
+  } else {
+    action = s.on_call(signature, std::move(call));
+    asked = s.take_request();
+  }
+  if (requests) *requests += asked;
+  return action;
+}
+
 RecordingSetup recording(const std::string& name, const std::vector<std::uint64_t>& functions, Log& log,
                          std::size_t piece, std::uint64_t fingerprint) {
   RecordingSetup s;

@@ -27,6 +27,12 @@ struct LoggingExecutor : Executor {
 KernelCall call_of(std::uint64_t f);
 std::uint64_t sig(std::uint64_t f);
 
+// One call of the program handed to the session as the hooks hand it: the fast path when it
+// concerns nothing, else on_call, after which the hooks take any request for a new recording.
+// Returns what the program then does (Run; Deferred: nimble has the call); `requests` counts the
+// times the session asked for a new recording.
+Action hand_over(RunSession& s, std::uint64_t signature, GpuCall call, std::size_t* requests = nullptr);
+
 // A recording of kernels `functions`, in one segment per `piece` ops (0: one segment).
 RecordingSetup recording(const std::string& name, const std::vector<std::uint64_t>& functions, Log& log,
                          std::size_t piece = 0, std::uint64_t fingerprint = 0);
