@@ -8,6 +8,11 @@
 namespace nimble::replayer {
 namespace {
 
+// A live recording whose iteration a call with this signature could begin.
+bool could_begin(const Recording& r, std::uint64_t signature) {
+  return r.state != RecordingState::Dropped && r.first_signature == signature;
+}
+
 // Fall-backs and false starts, but not the false starts another recording took over (a training
 // step that begins like the eval step: a switch, not a failure).
 std::size_t failures(const Recording& r) {
@@ -259,7 +264,7 @@ void RunSession::settle() {
 
 bool RunSession::shares_first_call(const Recording& r) const {
   return std::any_of(recordings_.begin(), recordings_.end(), [&](const auto& other) {
-    return other.get() != &r && other->state != RecordingState::Dropped && other->first_signature == r.first_signature;
+    return other.get() != &r && could_begin(*other, r.first_signature);
   });
 }
 
@@ -277,7 +282,7 @@ bool RunSession::verifies_plain(const Recording& r) const {
 std::size_t RunSession::calls_to_tell_apart(const Recording& r) const {
   std::size_t shared = 1;
   for (const auto& other : recordings_) {
-    if (other.get() == &r || other->state == RecordingState::Dropped || other->first_signature != r.first_signature) continue;
+    if (other.get() == &r || !could_begin(*other, r.first_signature)) continue;
     const auto& a = r.call_signatures;
     const auto& b = other->call_signatures;
     std::size_t n = 0;
@@ -322,7 +327,7 @@ std::size_t RunSession::index_of(const Recording& r) const {
 Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
   std::vector<Recording*> candidates;
   for (auto& r : recordings_) {
-    if (r->state != RecordingState::Dropped && r->first_signature == signature) candidates.push_back(r.get());
+    if (could_begin(*r, signature)) candidates.push_back(r.get());
   }
   // Highest rank first: a recording that completed an iteration moves to the front, one that
   // failed to the back, so recordings sharing their first calls (a training and an eval step)
@@ -376,7 +381,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   while (done == 0) {
     Recording* next = nullptr;
     for (auto& r : recordings_) {
-      if (r->state == RecordingState::Dropped || r->first_signature != failed.first_signature) continue;
+      if (!could_begin(*r, failed.first_signature)) continue;
       if (std::find(tried.begin(), tried.end(), r.get()) != tried.end() || !can_take_over(*r, fs)) continue;
       if (!next || r->rank > next->rank) next = r.get();
     }
