@@ -31,16 +31,22 @@ std::string heuristics_text(const HeuristicsCounts& q) {
   return line;
 }
 
+// [{reason, count}], in the order of the reasons.
+trace::json reasons_json(const std::map<std::string, std::size_t>& counts) {
+  trace::json out = trace::json::array();
+  for (const auto& [reason, count] : counts) out.push_back({{"reason", reason}, {"count", count}});
+  return out;
+}
+
 trace::json recording_json(const Recording& rec, const RecordingExtras& extras, const HeuristicsCounts& heuristics) {
   const ShortCircuitSummary& s = rec.short_circuit->summary();
-  trace::json fallbacks = trace::json::array();
-  for (const auto& [reason, count] : s.fallbacks) fallbacks.push_back({{"reason", reason}, {"count", count}});
   trace::json j = {{"trace", rec.name},
                    {"calls", rec.calls},
                    {"state", state_name(rec.state)},
                    {"iterations_replayed", s.iterations_replayed},
                    {"false_starts", s.false_starts},
-                   {"fallbacks", fallbacks},
+                   {"false_start_reasons", reasons_json(s.false_start_reasons)},
+                   {"fallbacks", reasons_json(s.fallbacks)},
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
@@ -132,7 +138,7 @@ trace::json run_summary_json(const RunReportInput& in) {
   // the summary then has the counts (zero) and why, without a main recording's setup and graphs.
   const Recording* main = main_recording(session, &main_index);
   std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, false_starts = 0;
-  std::map<std::string, std::size_t> reasons;
+  std::map<std::string, std::size_t> reasons, false_start_reasons;
   trace::json recordings = trace::json::array();
   for (std::size_t i = 0; i < session.recordings().size(); ++i) {
     const ShortCircuitSummary& s = session.recordings()[i]->short_circuit->summary();
@@ -142,10 +148,9 @@ trace::json run_summary_json(const RunReportInput& in) {
     collectives += s.collectives;
     false_starts += s.false_starts;
     for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
+    for (const auto& [reason, count] : s.false_start_reasons) false_start_reasons[reason] += count;
     recordings.push_back(recording_json(*session.recordings()[i], extras_of(in, i), in.heuristics));
   }
-  trace::json fallbacks = trace::json::array();
-  for (const auto& [reason, count] : reasons) fallbacks.push_back({{"reason", reason}, {"count", count}});
   trace::json summary = {{"format", "nimble-run"},
                          {"version", 1},
                          {"trace", in.trace_path},
@@ -155,8 +160,9 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"host_copies_run_in_place", host_copies},
                          {"collectives_run_in_place", collectives},
                          {"false_starts", false_starts},
+                         {"false_start_reasons", reasons_json(false_start_reasons)},
                          {"frees_held_back", session.frees_held()},
-                         {"fallbacks", fallbacks},
+                         {"fallbacks", reasons_json(reasons)},
                          {"recordings", recordings},
                          {"refused", in.refusals},
                          {"calls_seen", session.calls_seen()}};

@@ -419,7 +419,12 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     return action;
   }
   for (const Let& l : let_go) {
-    if (!l.first_only) l.recording->short_circuit->count_as_fall_back(l.why);
+    ShortCircuit& sc = *l.recording->short_circuit;
+    if (l.first_only) {
+      sc.explain_false_start(l.why);
+    } else {
+      sc.count_as_fall_back(l.why);
+    }
     after_failures(*l.recording);
   }
   dropping_on_failure(failed, [&] {

@@ -131,6 +131,8 @@ void ShortCircuit::count_as_fall_back(const std::string& reason) {
   ++summary_.fallbacks[reason];
 }
 
+void ShortCircuit::explain_false_start(const std::string& reason) { ++summary_.false_start_reasons[reason]; }
+
 std::optional<FalseStart> ShortCircuit::take_false_start() {
   std::optional<FalseStart> out;
   out.swap(handed_back_);
@@ -224,6 +226,7 @@ bool ShortCircuit::release() {
 void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
   if (false_start) {
     ++summary_.false_starts;
+    explain_false_start(reason);
   } else {
     ++summary_.fallbacks[reason];
   }

@@ -5,8 +5,8 @@ Each program runs plain (libnimble.so not loaded), then unchanged under `nimble 
 a `CORPUS {json}` line (tests/programs/corpus_common.py). The table says, per program: the
 iteration nimble replayed most (its calls), how many iterations were replayed (every recording's,
 set-up patterns included), how many of the program's steps had replayed work (the program asks
-libnimble.so after each step) and what share of the steady state that is (from the first such
-step on), whether every step's
+libnimble.so after each step) and what share of the steady state that is (from the first two
+such steps in a row on), whether every step's
 results are bitwise identical, the in-process ratio (the trial's timed blocks of plain and
 replayed iterations in the one process; --compare when COMPARE=N is set), the process-pair
 ratio (median step time of the last half of the steps, plain / under nimble run; with --pairs N
@@ -57,15 +57,19 @@ CORPUS = [
 
 def steps_replayed(per_step):
     """From the iterations replayed during each step (CORPUS's step_replayed): how many steps had
-    work replayed, and the share of the steady state that was, the steady state counted from the
-    first such step (before it: set-up detection, the first recordings). None when not known."""
+    work replayed, and the share of the steady state that was. The steady state begins with the
+    first two steps in a row that had work replayed (a lone replay before is a recording of the
+    set-up's own pattern, not the loop); before it: set-up detection, the first recordings. None
+    when not known."""
     if per_step is None:
         return None
     replayed = [1 if n > 0 else 0 for n in per_step]
-    first = next((i for i, r in enumerate(replayed) if r), None)
+    first = next((i for i in range(len(replayed) - 1) if replayed[i] and replayed[i + 1]), None)
+    if first is None:  # no two in a row: from the first replayed step, if any
+        first = next((i for i, r in enumerate(replayed) if r), None)
     steady = len(replayed) - first if first is not None else 0
     return {"steps_replayed": sum(replayed), "steady_steps": steady,
-            "steady_share": round(sum(replayed) / steady, 3) if steady else 0.0}
+            "steady_share": round(sum(replayed[first:]) / steady, 3) if steady else 0.0}
 
 
 def corpus_line(text):

@@ -1,6 +1,7 @@
 #!/bin/sh
 # `nimble run` on a test app: its output must equal a plain run's, byte for byte, and the
-# summary must show replayed iterations (and, with --change-shape-at, the fall-back it caused).
+# summary must show replayed iterations (and, with EXPECT_REASON set, a fall-back or false start
+# whose reason mentions it: --change-shape-at changes launch shapes right after the input copy).
 # Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
 nimble=$1 app=$2 out=$3 min_replayed=$4
 shift 4
@@ -29,7 +30,7 @@ echo "run_and_check: $(wc -l < "$out.plain") iterations, every checksum equal to
 cat "$summary"
 replayed=$(sed -n 's/.*"iterations_replayed": \([0-9]*\).*/\1/p' "$summary" | head -1)  # the total, before the recordings
 [ "${replayed:-0}" -ge "$min_replayed" ] || { echo "run_and_check: $replayed iterations replayed, expected at least $min_replayed"; exit 1; }
-if [ -n "$EXPECT_FALLBACK" ]; then
-  grep -q "$EXPECT_FALLBACK" "$summary" || { echo "run_and_check: no fall-back mentioning '$EXPECT_FALLBACK'"; exit 1; }
+if [ -n "$EXPECT_REASON" ]; then
+  grep -q "$EXPECT_REASON" "$summary" || { echo "run_and_check: no fall-back or false start reason mentioning '$EXPECT_REASON'"; exit 1; }
 fi
 echo "run_and_check: $replayed iterations replayed"

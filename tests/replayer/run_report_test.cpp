@@ -73,6 +73,25 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_FALSE(contains(text, "nothing was replayed")) << text;
 }
 
+TEST(RunReport, AFalseStartNobodyTookOverKeepsItsReason) {
+  // The program's input copy matches, then a kernel of another shape: not a fall-back (only the
+  // first call matched), but the summary says why that step ran plain.
+  Log log;
+  RunSession s = trusted_session();
+  s.add(recording("/tmp/t.json", {1, 2, 3}, log));
+  for (int i = 0; i < 2; ++i) issue(s, {1, 2, 3});
+  issue(s, {1, 9});
+  issue(s, {1, 2, 3});
+  s.finish("end");
+  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}});
+  EXPECT_EQ(j.value("false_starts", 0), 1);
+  EXPECT_TRUE(j["fallbacks"].empty());
+  ASSERT_EQ(j["false_start_reasons"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["false_start_reasons"][0].value("count", 0), 1);
+  EXPECT_FALSE(j["false_start_reasons"][0].value("reason", "").empty());
+  EXPECT_EQ(j["recordings"][0]["false_start_reasons"], j["false_start_reasons"]);
+}
+
 TEST(RunReport, ACompareWithTooFewIterationsSaysSo) {
   Comparison c(10);
   EXPECT_TRUE(contains(comparison_text(c), "too few whole iterations to compare")) << comparison_text(c);

@@ -1,5 +1,5 @@
 """CPU test of the corpus table's step counts (scripts/gpu/corpus.py steps_replayed): which steps had
-replayed work, and the share of the steady state, counted from the first such step."""
+replayed work, and the share of the steady state, counted from the first two such steps in a row."""
 import os
 import sys
 import unittest
@@ -15,6 +15,13 @@ class StepsReplayed(unittest.TestCase):
         self.assertEqual(r["steps_replayed"], 5)
         self.assertEqual(r["steady_steps"], 7)
         self.assertAlmostEqual(r["steady_share"], 5 / 7, places=3)
+
+    def test_a_lone_replay_during_set_up_does_not_begin_the_steady_state(self):
+        # A recording of the set-up's own pattern replayed once in step 0; the loop from step 3.
+        r = steps_replayed([1, 0, 0, 1, 1, 0, 1, 1])
+        self.assertEqual(r["steps_replayed"], 5)
+        self.assertEqual(r["steady_steps"], 5)
+        self.assertAlmostEqual(r["steady_share"], 4 / 5, places=3)
 
     def test_an_eval_pass_of_several_iterations_is_one_replayed_step(self):
         r = steps_replayed([1, 1, 4])

@@ -79,6 +79,9 @@ struct ShortCircuitSummary {
   std::size_t false_starts = 0;
   std::size_t ops_of_skipped_calls = 0;  // ops taken from the memo of a skipped library call
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
+  // Why the false starts no other recording took over stopped (a shape change at the second call
+  // is one): reason -> count. Not failures, but what a user reads to learn why a step ran plain.
+  std::map<std::string, std::size_t> false_start_reasons;
 };
 
 // A false start handed back (ShortCircuit::hand_back_false_starts): the calls that matched before
@@ -111,6 +114,8 @@ class ShortCircuit {
   // A false start handed back that no other recording took over and that was more than its first
   // call: counted as the fall-back it is, with its reason.
   void count_as_fall_back(const std::string& reason);
+  // One that no other recording took over and that stays a false start: its reason is kept.
+  void explain_false_start(const std::string& reason);
   bool handing_back() const { return handed_back_.has_value(); }
   // Calls matched in the iteration under way.
   std::size_t matched_in_iteration() const { return armed_ ? matched_ : 0; }
