@@ -48,6 +48,8 @@ std::string first_difference(const OpPatches& before, const OpPatches& now, std:
 
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
   std::vector<LibrarySite> sites;
+  std::size_t launching_end = plan.ops.size();  // after the last op that launches something
+  while (launching_end > 0 && plan.ops[launching_end - 1].kind == OpKind::Nop) --launching_end;
   std::size_t i = 0;
   while (i < plan.ops.size()) {
     const std::int64_t call = plan.ops[i].library_call;
@@ -63,6 +65,12 @@ std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
     site.ops = end - i;
     site.recorded_key = plan.ops[i].library_key;
     site.not_skippable = why_not_skippable(plan, i, end, site.recorded_key.has_value());
+    // A recorded stretch may end inside a call: the call's later launches are not in it, and
+    // skipping the call would lose them (a recording of the first 282 calls of a training step
+    // ended after two of a convolution's kernels).
+    if (site.not_skippable.empty() && end >= launching_end) {
+      site.not_skippable = "the recorded iteration ends with it: the call may launch more than the recording holds";
+    }
     // The same call's ops elsewhere (not contiguous): other work came in between; never skip it.
     for (std::size_t j = end; j < plan.ops.size() && site.not_skippable.empty(); ++j) {
       if (plan.ops[j].library_call == call) site.not_skippable = "its ops are not contiguous in the iteration";

@@ -51,6 +51,16 @@ TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
   const auto host = library_sites(library_plan(CopyDirection::HtoD));
   EXPECT_NE(host[0].not_skippable.find("copies to or from the host"), std::string::npos) << host[0].not_skippable;
 
+  // The recording ends with a call's ops: it may have cut the call short.
+  ReplayPlan cut = library_plan();
+  cut.ops.push_back(cut.ops[0]);
+  cut.ops.back().library_call = 7;
+  const auto cut_sites = library_sites(cut);
+  EXPECT_EQ(cut_sites[0].not_skippable, "");
+  EXPECT_NE(cut_sites.back().not_skippable.find("ends with it"), std::string::npos) << cut_sites.back().not_skippable;
+  cut.ops.push_back(Op{});  // a sync after it changes nothing
+  EXPECT_NE(library_sites(cut).back().not_skippable.find("ends with it"), std::string::npos);
+
   ReplayPlan split = library_plan();
   split.ops[4].library_call = 5;  // the DtoH copy too, after other work
   EXPECT_NE(library_sites(split)[0].not_skippable.find("not contiguous"), std::string::npos);
