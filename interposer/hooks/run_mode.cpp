@@ -383,7 +383,11 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   if (!site) return turn;
   InternalScope internal;
   turn.recording = r.session->index_of(*active);
-  const replayer::LibraryDecision decision = active->memo->decide(*site, key);
+  // While the automatic range looks for a period, every call runs: a skipped call launches
+  // nothing the range can see, so it would find a period in the thinned sequence, and the window,
+  // recorded with every call running, would hold only the first part of the iteration (the epochs
+  // program's recordings of 284 and 375 of its step's 474 tasks).
+  const replayer::LibraryDecision decision = active->memo->decide(*site, key, /*may_skip=*/!tasks_matter());
   if (!decision.skip) {
     turn.observe = true;
     turn.site = *site;

@@ -106,12 +106,12 @@ std::optional<std::size_t> LibraryMemo::site_at(std::size_t op, const std::strin
   return it->second;
 }
 
-LibraryDecision LibraryMemo::decide(std::size_t site, std::uint64_t key) {
+LibraryDecision LibraryMemo::decide(std::size_t site, std::uint64_t key, bool may_skip) {
   LibraryDecision d;
   d.site = site;
   ++stats_[sites_.at(site).symbol].calls;
   SiteState& state = state_[site];
-  if (state.disabled) return d;
+  if (state.disabled || !may_skip) return d;
   auto it = state.keys.find(key);
   if (it == state.keys.end() || it->second.seen < options_.trust) return d;
   Entry& entry = it->second;

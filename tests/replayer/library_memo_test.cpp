@@ -83,6 +83,16 @@ TEST(LibraryMemo, TheRecordedInputsAreSkippedOnceSeenAgainWithTheSameLaunches) {
   EXPECT_EQ(memo.stats().at("cudnnBackendExecute").run_ns, 1000u);
 }
 
+TEST(LibraryMemo, ACallThatMayNotBeSkippedRunsAndStillCounts) {
+  LibraryMemo memo(library_plan());
+  expect_learned(memo, 0x123, patch_of(1));
+  const LibraryDecision d = memo.decide(0, 0x123, /*may_skip=*/false);  // the range is looking
+  EXPECT_FALSE(d.skip);
+  EXPECT_TRUE(memo.decide(0, 0x123).skip);  // trust is kept
+  EXPECT_EQ(memo.stats().at("cudnnBackendExecute").calls, 4u);
+  EXPECT_EQ(memo.stats().at("cudnnBackendExecute").skipped, 2u);
+}
+
 TEST(LibraryMemo, OtherInputsAreLearnedWithTheirPatches) {
   const ReplayPlan plan = library_plan();
   LibraryMemo memo(plan);

@@ -68,8 +68,9 @@ class LibraryMemo {
   // The site of `symbol` whose first op is `op`, or nullopt.
   std::optional<std::size_t> site_at(std::size_t op, const std::string& symbol) const;
 
-  // A call at `site` with inputs `key` is about to be made.
-  LibraryDecision decide(std::size_t site, std::uint64_t key);
+  // A call at `site` with inputs `key` is about to be made. With may_skip false it runs whatever
+  // is known (counted as a call; not as a use of the key).
+  LibraryDecision decide(std::size_t site, std::uint64_t key, bool may_skip = true);
   // It ran (not skipped) and took `host_ns`. `patches`: what its ops were launched with, when all
   // of the site's ops matched in order during the call; nullopt when they did not.
   void observed(std::size_t site, std::uint64_t key, const std::optional<OpPatches>& patches, std::uint64_t host_ns);
