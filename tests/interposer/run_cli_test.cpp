@@ -28,6 +28,13 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
 
+// A run summary's recordings, by their calls per iteration.
+std::map<int, nlohmann::json> recordings_by_calls(const nlohmann::json& summary) {
+  std::map<int, nlohmann::json> by_calls;
+  for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) by_calls[rec.value("calls", 0)] = rec;
+  return by_calls;
+}
+
 std::string r_dump(const std::map<int, nlohmann::json>& recordings) {
   std::string out;
   for (const auto& [calls, rec] : recordings) out += rec.dump() + "\n";
@@ -427,9 +434,7 @@ TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsRe
     EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs").output));
     const nlohmann::json summary = read_json(dir + "/e" + side_exit_looks + ".run.json");
     EXPECT_TRUE(summary.is_object()) << r.output;
-    std::map<int, nlohmann::json> by_calls;
-    for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) by_calls[rec.value("calls", 0)] = rec;
-    return by_calls;
+    return recordings_by_calls(summary);
   };
   std::map<int, nlohmann::json> by_calls = run_epochs("3");
   ASSERT_TRUE(by_calls.count(5) && by_calls.count(12)) << r_dump(by_calls);
@@ -460,8 +465,7 @@ TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-library").output));
   const nlohmann::json summary = read_json(dir + "/e.run.json");
-  std::map<int, nlohmann::json> by_calls;
-  for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) by_calls[rec.value("calls", 0)] = rec;
+  std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
   ASSERT_TRUE(by_calls.count(11)) << r_dump(by_calls);
   EXPECT_EQ(by_calls.size(), 2u) << r_dump(by_calls);  // the set-up pattern and the step: no prefix of it
   EXPECT_GE(by_calls[11].value("iterations_replayed", 0), 60) << r_dump(by_calls);
