@@ -375,12 +375,9 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
   RunState& r = *state;
   std::lock_guard<std::mutex> lock(r.mu);
   if (!running()) return turn;
-  replayer::Recording* active = r.session->active();
-  if (!active || !active->memo) return turn;
-  replayer::ShortCircuit& sc = *active->short_circuit;
-  if (!sc.armed() || sc.awaiting_iteration()) return turn;  // only inside a recorded iteration
-  const std::optional<std::size_t> site = active->memo->site_at(sc.position(), symbol);
+  const std::optional<std::size_t> site = r.session->library_site(symbol);  // only inside a recorded iteration
   if (!site) return turn;
+  replayer::Recording* active = r.session->active();
   InternalScope internal;
   turn.recording = r.session->index_of(*active);
   // While the automatic range looks for a period, every call runs: a skipped call launches
@@ -392,7 +389,7 @@ LibraryTurn library_call_begins(const char* symbol, std::uint64_t key) {
     turn.observe = true;
     turn.site = *site;
     turn.key = key;
-    turn.started = sc.iterations_started();
+    turn.started = active->short_circuit->iterations_started();
     return turn;
   }
   turn.skip = true;  // from here on the call's ops are nimble's to issue, whatever happens
@@ -413,16 +410,8 @@ void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t h
   if (turn.recording >= r.session->recordings().size()) return;
   replayer::Recording& rec = *r.session->recordings()[turn.recording];
   if (!rec.memo) return;
-  const replayer::ShortCircuit& sc = *rec.short_circuit;
-  const replayer::LibrarySite& site = rec.memo->sites().at(turn.site);
-  // Whole: still the same iteration, and exactly the site's ops matched during the call.
-  std::size_t end = site.first_op + site.ops;
-  while (end < rec.plan.ops.size() && rec.plan.ops[end].kind == replayer::OpKind::Nop) ++end;
-  std::optional<replayer::OpPatches> patches;
-  if (succeeded && sc.armed() && sc.iterations_started() == turn.started && sc.position() == end) {
-    const auto first = sc.patches().begin() + static_cast<std::ptrdiff_t>(site.first_op);
-    patches.emplace(first, first + static_cast<std::ptrdiff_t>(site.ops));
-  }
+  const std::optional<replayer::OpPatches> patches =
+      succeeded ? replayer::whole_call_launches(rec, turn.site, turn.started) : std::nullopt;
   rec.memo->observed(turn.site, turn.key, patches, host_ns);
 }
 

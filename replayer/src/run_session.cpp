@@ -179,6 +179,23 @@ void RunSession::left_loop(const Recording& r, std::vector<PrimerCall> primer) {
 
 Recording* RunSession::active() { return active_; }
 
+std::optional<std::size_t> RunSession::library_site(const std::string& symbol) {
+  if (!active_ || !active_->memo) return std::nullopt;
+  const ShortCircuit& sc = *active_->short_circuit;
+  if (!sc.armed() || sc.awaiting_iteration()) return std::nullopt;
+  return active_->memo->site_at(sc.position(), symbol);
+}
+
+std::optional<OpPatches> whole_call_launches(const Recording& r, std::size_t site, std::size_t started) {
+  const ShortCircuit& sc = *r.short_circuit;
+  const LibrarySite& where = r.memo->sites().at(site);
+  std::size_t end = where.first_op + where.ops;
+  while (end < r.plan.ops.size() && r.plan.ops[end].kind == OpKind::Nop) ++end;
+  if (!sc.armed() || sc.iterations_started() != started || sc.position() != end) return std::nullopt;
+  const auto first = sc.patches().begin() + static_cast<std::ptrdiff_t>(where.first_op);
+  return OpPatches(first, first + static_cast<std::ptrdiff_t>(where.ops));
+}
+
 bool RunSession::holding() const { return active_ && active_->short_circuit->holding(); }
 
 bool RunSession::hold_free(std::function<void()> release) {

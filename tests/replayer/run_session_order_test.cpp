@@ -223,12 +223,9 @@ class Program {
   // else made, and what its kernels matched shown to the memo. Returns its kernels.
   std::size_t library_call(const std::vector<Call>& calls, std::size_t first) {
     const Call& head = calls[first];
+    const std::optional<std::size_t> site = s_.library_site(kLibrary);
     Recording* active = s_.active();
-    std::optional<std::size_t> site;
     std::size_t started = 0;
-    if (active && active->memo && active->short_circuit->armed() && !active->short_circuit->awaiting_iteration()) {
-      site = active->memo->site_at(active->short_circuit->position(), kLibrary);
-    }
     if (site) {
       const LibraryDecision d = active->memo->decide(*site, head.key);
       if (d.skip) {
@@ -241,16 +238,7 @@ class Program {
       started = active->short_circuit->iterations_started();
     }
     for (std::size_t k = 0; k < head.kernels; ++k) issue(calls[first + k], false);
-    if (site) {
-      const ShortCircuit& sc = *active->short_circuit;
-      const LibrarySite& where = active->memo->sites().at(*site);
-      std::optional<OpPatches> patches;
-      if (sc.armed() && sc.iterations_started() == started && sc.position() == where.first_op + where.ops) {
-        const auto from = sc.patches().begin() + static_cast<std::ptrdiff_t>(where.first_op);
-        patches.emplace(from, from + static_cast<std::ptrdiff_t>(where.ops));
-      }
-      active->memo->observed(*site, head.key, patches, 1);
-    }
+    if (site) active->memo->observed(*site, head.key, whole_call_launches(*active, *site, started), 1);
     return head.kernels;
   }
 

@@ -108,6 +108,11 @@ struct Recording {
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
 };
 
+// What a library call at memo site `site` of `r` launched, when the call was whole: the iteration
+// under way when it began (`started`: ShortCircuit::iterations_started then) still is, and
+// exactly the site's ops matched during it. Nullopt otherwise (what LibraryMemo::observed takes).
+std::optional<OpPatches> whole_call_launches(const Recording& r, std::size_t site, std::size_t started);
+
 class RunSession {
  public:
   using Clock = std::function<std::uint64_t()>;  // nanoseconds, monotonic
@@ -152,6 +157,9 @@ class RunSession {
 
   // The recording in the middle of an iteration (armed), if any.
   Recording* active();
+  // The site of the active recording's memo that a library call of `symbol` made now would be:
+  // inside a recorded iteration, with the matcher at the site's first op. Nullopt otherwise.
+  std::optional<std::size_t> library_site(const std::string& symbol);
   bool holding() const;
 
   // A stream-ordered free (cuMemFreeAsync) on the stream whose calls are held back: the held-back
