@@ -41,17 +41,17 @@ CORPUS = [
     ("resnet18_amp_adamw", ["train_amp.py"], 60, {}, ("deterministic", "benchmark")),
     ("epochs_eval_lastbatch", ["train_epochs_eval.py"], 60, {}, ("deterministic", "benchmark")),
     ("googlenet_pinned", ["pinned_nonblocking.py"], 80, {}, ("deterministic", "benchmark")),
-    ("compile_default", ["compile_default.py"], 80, {}, ("deterministic",)),
+    ("compile_default", ["compile_default.py"], 80, {}, ("deterministic", "benchmark")),
     ("compile_reduce_overhead", ["compile_reduce_overhead.py"], 80, {}, ("deterministic",)),
     ("torch_cuda_graph", ["cuda_graph_manual.py"], 80, {}, ("deterministic",)),
     ("jax_flax_train", ["jax_flax_train.py"], 60, {"XLA_FLAGS": "--xla_gpu_autotune_level=0",
                                                    "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
     ("cupy_loop", ["cupy_loop.py"], 80, {}, ("default",)),
     # Several streams (#14): a prefetching copy stream and an EMA stream; DDP with one rank.
-    ("side_streams", ["side_streams.py"], 60, {}, ("deterministic",)),
-    ("ddp_one_rank", ["ddp_train.py", "resnet18"], 60, {}, ("deterministic",)),
+    ("side_streams", ["side_streams.py"], 60, {}, ("deterministic", "benchmark")),
+    ("ddp_one_rank", ["ddp_train.py", "resnet18"], 60, {}, ("deterministic", "benchmark")),
     # Gradient accumulation (4 micro-batches per step), bf16, LambdaLR, loss read every 10 steps.
-    ("grad_accum", ["grad_accum.py"], 60, {}, ("deterministic",)),
+    ("grad_accum", ["grad_accum.py"], 60, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Where a corpus program's step time goes under nimble: runs one program (tests/programs/) once per
+configuration and prints, per configuration, the median step time of each tenth of the steps, the
+last half's median and how many steps had replayed work. Configurations:
+
+    plain              libnimble.so not loaded
+    idle               libnimble.so preloaded, no mode (the floor nimble run must reach when idle)
+    run                nimble run, defaults
+    run:VAR=V,VAR2=V2  nimble run with these settings (e.g. run:NIMBLE_RUN_SKIP_LIBRARY=0)
+
+    python3 scripts/gpu/step_times.py compile_default.py --steps 600 plain idle run run:NIMBLE_RUN_MIN_SPEEDUP=100
+
+Logs go to $OUT/step-times/ (or --out)."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROGRAMS = os.path.join(ROOT, "tests", "programs")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("program", help="script under tests/programs, with its arguments after --args")
+    ap.add_argument("configs", nargs="+")
+    ap.add_argument("--args", nargs="*", default=[])
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--mode", default="deterministic")
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "step-times"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    build = os.path.join(ROOT, "build-gpu") if os.path.isdir(os.path.join(ROOT, "build-gpu")) else os.path.join(ROOT, "build")
+    nimble, preload = os.path.join(build, "bin", "nimble"), os.path.join(build, "lib", "libnimble.so")
+    for k, config in enumerate(args.configs):
+        env = dict(os.environ, STEPS=str(args.steps), CORPUS_MODE=args.mode, PYTHONUNBUFFERED="1")
+        env.pop("LD_PRELOAD", None)
+        cmd = [sys.executable, args.program] + args.args
+        if config == "idle":
+            env["LD_PRELOAD"] = preload
+        elif config.startswith("run"):
+            for setting in filter(None, config[4:].split(",")):
+                name, value = setting.split("=", 1)
+                env[name] = value
+            cmd = [nimble, "run", "-o", os.path.join(args.out, "%d.json" % k), "--"] + cmd
+        elif config != "plain":
+            sys.exit("unknown configuration %r (plain, idle, run, run:VAR=V,...)" % config)
+        p = subprocess.run(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with open(os.path.join(args.out, "%d.log" % k), "w") as f:
+            f.write(p.stdout)
+        line = next((l for l in p.stdout.splitlines() if l.startswith("CORPUS ")), None)
+        if not line:
+            print("%-40s exit %d, no CORPUS line (log %s/%d.log)" % (config, p.returncode, args.out, k))
+            continue
+        d = json.loads(line[len("CORPUS "):])
+        s = d["step_ms"]
+        tenth = max(1, len(s) // 10)
+        parts = [round(statistics.median(s[i:i + tenth]), 3) for i in range(0, len(s) - tenth + 1, tenth)]
+        replayed = sum(1 for n in d.get("step_replayed") or [] if n)
+        print("%-40s tail %.3f ms, replayed %d/%d steps, tenths %s" % (config, d["tail_ms"], replayed, len(s), parts))
+        for l in p.stdout.splitlines():
+            if l.startswith("nimble run:") and ("trial" in l or "replayed" in l or "dropped" in l):
+                print("    " + l)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
