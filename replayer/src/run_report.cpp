@@ -38,7 +38,8 @@ trace::json reasons_json(const std::map<std::string, std::size_t>& counts) {
   return out;
 }
 
-trace::json recording_json(const Recording& rec, const RecordingExtras& extras, const HeuristicsCounts& heuristics) {
+trace::json recording_json(const RunSession& session, const Recording& rec, const RecordingExtras& extras,
+                           const HeuristicsCounts& heuristics) {
   const ShortCircuitSummary& s = rec.short_circuit->summary();
   trace::json j = {{"trace", rec.name},
                    {"calls", rec.calls},
@@ -50,6 +51,7 @@ trace::json recording_json(const Recording& rec, const RecordingExtras& extras, 
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
+  if (const std::string undecided = session.undecided_trial(rec); !undecided.empty()) j["undecided_because"] = undecided;
   if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
   if (rec.comparison) j["timings"] = comparison_json(*rec.comparison);
   if (rec.memo) j["library"] = library_json(*rec.memo, heuristics);
@@ -149,7 +151,7 @@ trace::json run_summary_json(const RunReportInput& in) {
     false_starts += s.false_starts;
     for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
     for (const auto& [reason, count] : s.false_start_reasons) false_start_reasons[reason] += count;
-    recordings.push_back(recording_json(*session.recordings()[i], extras_of(in, i), in.heuristics));
+    recordings.push_back(recording_json(session, *session.recordings()[i], extras_of(in, i), in.heuristics));
   }
   trace::json summary = {{"format", "nimble-run"},
                          {"version", 1},

@@ -537,17 +537,11 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
 void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
-  const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
+  const std::size_t round = trial_wants(0);  // one round at least, whatever the speed
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
-  // A clear result after one round of timed iterations (the first replayed ones still learn:
-  // graph variants, library calls), anything closer after two. Near the minimum, medians of six
-  // iterations decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes),
-  // so such a result waits for four rounds.
-  const bool clear = speedup < 0.8 || speedup >= 1.25;
-  const bool near_minimum = speedup >= options_.min_speedup / 1.1 && speedup < options_.min_speedup * 1.1;
-  const std::size_t rounds = near_minimum ? 4 : clear ? 1 : 2;
-  if (plain.iterations < rounds * round || replayed.iterations < rounds * round) return;
+  const std::size_t wants = trial_wants(speedup);
+  if (plain.iterations < wants || replayed.iterations < wants) return;
   r.trial_speedup = speedup;
   r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
   if (speedup >= options_.min_speedup) {
@@ -557,6 +551,30 @@ void RunSession::judge(Recording& r) {
   char minimum[32];
   std::snprintf(minimum, sizeof minimum, "%.2fx", options_.min_speedup);
   drop(r, "replay did not pay in its trial (" + speed_text(plain.median_ms, replayed.median_ms) + ", below " + minimum + ")");
+}
+
+// A clear result after one round of timed iterations (the first replayed ones still learn: graph
+// variants, library calls), anything closer after two. Near the minimum, medians of six iterations
+// decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes), so such a
+// result waits for four rounds. (Speedup 0: one round, the least any verdict needs.)
+std::size_t RunSession::trial_wants(double speedup) const {
+  const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
+  if (speedup <= 0) return round;
+  const bool clear = speedup < 0.8 || speedup >= 1.25;
+  const bool near_minimum = speedup >= options_.min_speedup / 1.1 && speedup < options_.min_speedup * 1.1;
+  return (near_minimum ? 4 : clear ? 1 : 2) * round;
+}
+
+std::string RunSession::undecided_trial(const Recording& r) const {
+  if (r.state != RecordingState::Trial || !r.comparison || options_.compare_block > 0) return "";
+  const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
+  const bool timed = plain.iterations > 0 && replayed.iterations > 0 && replayed.median_ms > 0;
+  const double speedup = timed ? plain.median_ms / replayed.median_ms : 0;
+  std::string text = "the program ended before its trial decided (" + std::to_string(replayed.iterations) +
+                     " replayed and " + std::to_string(plain.iterations) + " plain iterations timed, of " +
+                     std::to_string(trial_wants(speedup)) + " each";
+  if (timed) text += "; so far " + speed_text(plain.median_ms, replayed.median_ms);
+  return text + ")";
 }
 
 // The plain block's calls: counted until the recorded iteration begins again. True: the call
@@ -702,6 +720,7 @@ std::string RunSession::summary_text() const {
       out << text;
     }
     if (r->state == RecordingState::Dropped) out << ": " << r->dropped_because;
+    if (const std::string undecided = undecided_trial(*r); !undecided.empty()) out << ": " << undecided;
     out << "\n" << r->short_circuit->summary_text();
   }
   return out.str();

@@ -205,7 +205,9 @@ def main():
                 row["pair_ratios"] = " ".join("%.3f" % r for r in ratios)
             if idle_ratios:
                 row["idle_ratio"] = round(statistics.median(idle_ratios), 3)
-            states = ["%s:%s" % (os.path.basename(r["trace"]), r["state"]) for r in recs]
+            # A trial the program ended before is marked: the run was too short to decide.
+            states = ["%s:%s%s" % (os.path.basename(r["trace"]), r["state"], " (undecided at exit)" if r.get("undecided_because") else "")
+                      for r in recs]
             row["states"] = " ".join(states)
             why = summary.get("nothing_replayed_because", "")
             if not why and not summary:

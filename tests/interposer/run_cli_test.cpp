@@ -473,6 +473,26 @@ TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   EXPECT_GT(by_calls[11]["library"]["calls"]["cudnnBackendExecute"].value("skipped", 0), 300) << r_dump(by_calls);
 }
 
+// A program that ends while its recording is still on trial (blocks longer than the program) is
+// told so, in the summary file and on stderr, rather than left with a bare "trial". (Blocks of
+// 1000: the 2000 iterations end inside the first plain block.)
+TEST(RunCommand, ATrialTheProgramEndsBeforeIsExplainedInTheSummary) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                        "NIMBLE_RUN_TRIAL=1000"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
+  const nlohmann::json& rec = summary["recordings"][0];
+  EXPECT_EQ(rec.value("state", ""), "trial") << rec.dump(2);
+  EXPECT_NE(rec.value("undecided_because", "").find("the program ended before its trial decided"), std::string::npos)
+      << rec.dump(2);
+  EXPECT_NE(rec.value("undecided_because", "").find("of 999 each"), std::string::npos) << rec.dump(2);
+  EXPECT_NE(r.output.find(": trial: the program ended before its trial decided"), std::string::npos) << r.output;
+}
+
 // Never slower: a recording is tried against the program's own iterations in this process first,
 // and one whose replay did not pay (here: a minimum speedup no replay can reach) is dropped; the
 // program then runs as it is, with the same results.

@@ -127,6 +127,38 @@ TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides
   }
 }
 
+TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummary) {
+  RunOptions o;
+  o.trial_block = 3;
+  o.min_speedup = 1.05;
+  RunSession s = session(o);
+  replayed_ms_ = plain_ms_ / 1.02;  // near the minimum: four rounds of 2 timed iterations each
+  s.add(recording("short", train_, log_));
+  for (int i = 0; i < 10; ++i) iterate(s, train_);  // warm-up block, then two rounds begun
+  s.finish("end");
+  const Recording& r = *s.recordings()[0];
+  ASSERT_EQ(r.state, RecordingState::Trial);
+  const std::string why = s.undecided_trial(r);
+  EXPECT_NE(why.find("the program ended before its trial decided"), std::string::npos) << why;
+  EXPECT_NE(why.find("of 8 each"), std::string::npos) << why;  // 4 rounds x (block 3 - 1)
+  EXPECT_NE(why.find("so far 2.000 ms plain, 1.961 ms replayed: 1.02x"), std::string::npos) << why;
+  EXPECT_NE(s.summary_text().find(": trial: the program ended before its trial decided"), std::string::npos)
+      << s.summary_text();
+
+  // Decided recordings, and --compare (which stays on trial by design), have nothing to explain.
+  RunSession decided = session(o);
+  replayed_ms_ = 1.0;
+  decided.add(recording("clear", train_, log_));
+  for (int i = 0; i < 12; ++i) iterate(decided, train_);
+  ASSERT_EQ(decided.recordings()[0]->state, RecordingState::Replaying);
+  EXPECT_EQ(decided.undecided_trial(*decided.recordings()[0]), "");
+  o.compare_block = 3;
+  RunSession compared = session(o);
+  compared.add(recording("compared", train_, log_));
+  for (int i = 0; i < 12; ++i) iterate(compared, train_);
+  EXPECT_EQ(compared.undecided_trial(*compared.recordings()[0]), "");
+}
+
 TEST_F(RunSessionTest, FreesWaitForTheHeldBackCallsAndGoOutInTheProgramsOrder) {
   RunOptions o;
   o.trial_block = 0;

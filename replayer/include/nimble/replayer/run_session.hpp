@@ -188,6 +188,9 @@ class RunSession {
   std::size_t iterations_replayed() const;
   std::size_t replayed_so_far() const;  // ShortCircuit::replayed_so_far over every recording
   std::string summary_text() const;
+  // For a recording still on trial when the program ended (no --compare): why it never decided, in
+  // one line (how many iterations each phase had timed, of how many it wanted); "" otherwise.
+  std::string undecided_trial(const Recording& r) const;
 
  private:
   void drop(Recording& r, const std::string& why);
@@ -217,6 +220,7 @@ class RunSession {
   bool counted_plain(std::uint64_t signature);
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);
+  std::size_t trial_wants(double speedup) const;  // timed iterations of each phase before a verdict
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   void after_failures(Recording& r);
   std::size_t stale_after() const;
