@@ -2,6 +2,7 @@
 #include "run_mode.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "bench_hook.hpp"
 #include "cupti.hpp"
@@ -327,6 +328,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
 }
 
 void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit, bool writing_dropped) {
+  const auto closing = std::chrono::steady_clock::now();  // the program waits from here on
   engine().end_window();
   open_ = false;
   finished_ = true;
@@ -361,6 +363,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   if (config_.run && !at_exit) {
     RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
                                auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
+    recorded.closing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - closing).count();
     const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
     if (again && may_record_again) watch_again();
     if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

@@ -174,7 +174,9 @@ bool keep_running(const RunState& r) {
 
 // The recorded iteration as a recording (replayer/run_setup.hpp decides), or the reason it cannot
 // be one.
-std::string add_recording(RunState& r, replayer::PreparedRecording prepared) {
+// `closing_ms`: the program's wait for the window's trace; `began_ns`: when preparing it began (the
+// program waits for both, once per recording: the cost a short run cannot win back).
+std::string add_recording(RunState& r, replayer::PreparedRecording prepared, double closing_ms, std::uint64_t began_ns) {
   if (!prepared.setup) return prepared.refused_because;
   if (r.executors.empty()) {
     std::string missing;
@@ -199,6 +201,11 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared) {
   described["graphs"] = built->graphs();
   described["piece"] = config().run_piece;
   described["variants"] = config().run_variants;
+  const double preparing_ms = static_cast<double>(now_ns() - began_ns) / 1e6;
+  described["program_waited_ms"] = {{"trace_written", closing_ms}, {"plan_and_graphs", preparing_ms}};
+  char waited[96];
+  std::snprintf(waited, sizeof waited, "; the program waited %.1f ms (trace %.1f, plan and graphs %.1f)",
+                closing_ms + preparing_ms, closing_ms, preparing_ms);
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
   say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
@@ -207,7 +214,7 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared) {
       (o.compare_block == 0 && o.trial_block > 0
            ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"
            : "") +
-      " (summary at exit, " + r.summary_path + ")");
+      " (summary at exit, " + r.summary_path + ")" + waited);
   return "";
 }
 
@@ -225,6 +232,7 @@ replayer::RunSetupOptions setup_options() {
 
 bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   InternalScope internal;
+  const std::uint64_t began = now_ns();
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
   replayer::PreparedRecording prepared = replayer::prepare_recording(std::move(trace), recorded, setup_options());
@@ -240,7 +248,7 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   }
   std::string reason;
   try {
-    reason = add_recording(r, std::move(prepared));
+    reason = add_recording(r, std::move(prepared), recorded.closing_ms, began);
   } catch (const std::exception& e) {
     reason = e.what();
   }

@@ -493,6 +493,25 @@ TEST(RunCommand, ATrialTheProgramEndsBeforeIsExplainedInTheSummary) {
   EXPECT_NE(r.output.find(": trial: the program ended before its trial decided"), std::string::npos) << r.output;
 }
 
+// What a recording costs the program once (a short run cannot win it back) is measured and told:
+// the wait for its trace and for its plan and graphs, on stderr and in the summary's setup.
+TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
+  const nlohmann::json& waited = summary["recordings"][0]["setup"]["program_waited_ms"];
+  ASSERT_TRUE(waited.is_object()) << summary.dump(2);
+  // 200 launches written as JSON and built into graphs: it takes some time, and not seconds.
+  EXPECT_GT(waited.value("trace_written", -1.0), 0.0) << waited.dump();
+  EXPECT_GT(waited.value("plan_and_graphs", -1.0), 0.0) << waited.dump();
+  EXPECT_LT(waited.value("trace_written", 1e9) + waited.value("plan_and_graphs", 1e9), 5000.0) << waited.dump();
+  EXPECT_NE(r.output.find("; the program waited "), std::string::npos) << r.output;
+}
+
 // Never slower: a recording is tried against the program's own iterations in this process first,
 // and one whose replay did not pay (here: a minimum speedup no replay can reach) is dropped; the
 // program then runs as it is, with the same results.

@@ -23,6 +23,7 @@ struct RecordedIteration {
   std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
   std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
   std::vector<std::uint64_t> call_signatures;  // the hooks' signature of each of its calls (not syncs), in order
+  double closing_ms = 0;  // the program's wait between the window's last task and its trace written (CUPTI stopped)
 };
 
 // The settings that shape a recording (NIMBLE_RUN_*).
