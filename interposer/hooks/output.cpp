@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 
@@ -127,7 +128,10 @@ std::string numbered_trace_path(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + (json ? suffix : std::string());
 }
 
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report) {
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, double* build_ms, double* write_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  const auto building = Clock::now();
   trace::Trace trace = engine().build_trace();
   trace::json coverage = attach_cupti_results(trace, report.cupti_used);
 
@@ -156,7 +160,11 @@ std::optional<trace::Trace> write_recorded_trace(const WindowReport& report) {
   for (const auto& t : trace.tasks) ++kinds[t.kind];
 
   const std::string path = report.path.empty() ? trace_output_path() : report.path;
-  if (auto error = trace::write_trace(trace, path)) {
+  if (build_ms) *build_ms = since(building);
+  const auto writing = Clock::now();
+  const std::optional<std::string> error = trace::write_trace(trace, path);
+  if (write_ms) *write_ms = since(writing);
+  if (error) {
     log_message("could not write the trace to " + path + ": " + *error);
     return std::nullopt;
   }

@@ -26,7 +26,9 @@ trace::json describe_device();
 
 // Builds and writes the trace to NIMBLE_OUTPUT; returns it, or nullopt (and says why on stderr)
 // when it could not be written.
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report);
+// `build_ms`, `write_ms` (when given): the time spent assembling the trace and writing it.
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, double* build_ms = nullptr,
+                                                 double* write_ms = nullptr);
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();

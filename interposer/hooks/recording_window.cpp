@@ -328,7 +328,8 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
 }
 
 void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit, bool writing_dropped) {
-  const auto closing = std::chrono::steady_clock::now();  // the program waits from here on
+  using Clock = std::chrono::steady_clock;
+  const auto closing = Clock::now();  // the program waits from here on
   engine().end_window();
   open_ = false;
   finished_ = true;
@@ -338,6 +339,8 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
     cupti::stop(/*flush=*/!at_exit);
     if (at_exit) cupti_status_ = "no durations: the window was still open at process exit";
   }
+  replayer::WindowClosing waited;
+  waited.cupti_stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - closing).count();
 
   WindowReport report;
   report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
@@ -349,7 +352,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_used = cupti_running_;
   report.cupti_status = cupti_status_;
   if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
-  std::optional<trace::Trace> written = write_recorded_trace(report);
+  std::optional<trace::Trace> written = write_recorded_trace(report, &waited.trace_build_ms, &waited.trace_write_ms);
   ++windows_written_;
   // One trace per process, except that `nimble run` with the automatic range keeps tracking
   // allocations and streams, to record the iteration again when the program moves on.
@@ -363,7 +366,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   if (config_.run && !at_exit) {
     RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
                                auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
-    recorded.closing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - closing).count();
+    recorded.closing = waited;
     const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
     if (again && may_record_again) watch_again();
     if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

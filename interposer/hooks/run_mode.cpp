@@ -174,9 +174,10 @@ bool keep_running(const RunState& r) {
 
 // The recorded iteration as a recording (replayer/run_setup.hpp decides), or the reason it cannot
 // be one.
-// `closing_ms`: the program's wait for the window's trace; `began_ns`: when preparing it began (the
+// `closing`: the program's wait for the window's trace; `began_ns`: when preparing it began (the
 // program waits for both, once per recording: the cost a short run cannot win back).
-std::string add_recording(RunState& r, replayer::PreparedRecording prepared, double closing_ms, std::uint64_t began_ns) {
+std::string add_recording(RunState& r, replayer::PreparedRecording prepared, const replayer::WindowClosing& closing,
+                          std::uint64_t began_ns) {
   if (!prepared.setup) return prepared.refused_because;
   if (r.executors.empty()) {
     std::string missing;
@@ -202,10 +203,15 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, dou
   described["piece"] = config().run_piece;
   described["variants"] = config().run_variants;
   const double preparing_ms = static_cast<double>(now_ns() - began_ns) / 1e6;
-  described["program_waited_ms"] = {{"trace_written", closing_ms}, {"plan_and_graphs", preparing_ms}};
-  char waited[96];
-  std::snprintf(waited, sizeof waited, "; the program waited %.1f ms (trace %.1f, plan and graphs %.1f)",
-                closing_ms + preparing_ms, closing_ms, preparing_ms);
+  described["program_waited_ms"] = {{"cupti_stop", closing.cupti_stop_ms},
+                                    {"trace_build", closing.trace_build_ms},
+                                    {"trace_write", closing.trace_write_ms},
+                                    {"plan_and_graphs", preparing_ms}};
+  char waited[160];
+  std::snprintf(waited, sizeof waited,
+                "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and written %.1f, plan and graphs %.1f)",
+                closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, closing.trace_write_ms,
+                preparing_ms);
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
   say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
@@ -248,7 +254,7 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   }
   std::string reason;
   try {
-    reason = add_recording(r, std::move(prepared), recorded.closing_ms, began);
+    reason = add_recording(r, std::move(prepared), recorded.closing, began);
   } catch (const std::exception& e) {
     reason = e.what();
   }

@@ -17,13 +17,21 @@
 namespace nimble::replayer {
 
 // What the capture control knows of a recorded iteration besides its trace.
+// The program's wait, once per recording, after the window's last task (milliseconds).
+struct WindowClosing {
+  double cupti_stop_ms = 0;    // CUPTI detached, its activity records flushed
+  double trace_build_ms = 0;   // the dependencies inferred, the trace assembled
+  double trace_write_ms = 0;   // JSON written to disk
+  double total_ms() const { return cupti_stop_ms + trace_build_ms + trace_write_ms; }
+};
+
 struct RecordedIteration {
   std::string path;                   // where its trace was written
   std::uint64_t first_signature = 0;  // of its first GPU call (the hooks' signature), 0: unknown
   std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
   std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
   std::vector<std::uint64_t> call_signatures;  // the hooks' signature of each of its calls (not syncs), in order
-  double closing_ms = 0;  // the program's wait between the window's last task and its trace written (CUPTI stopped)
+  WindowClosing closing;  // what the program waited for between the window's last task and its trace on disk
 };
 
 // The settings that shape a recording (NIMBLE_RUN_*).
