@@ -28,6 +28,24 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
 
+// The overhead probe under nimble run, its iteration 1 bracketed by the profiler API, with the trial
+// on (unlike fake_driver_env) and `settings`; its summary must hold one recording.
+struct ProbeRun {
+  RunResult result;
+  nlohmann::json summary;
+};
+ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings) {
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
+  env.insert(env.end(), settings.begin(), settings.end());
+  ProbeRun run{run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o",
+                                  dir + "/t.json", "--", probe_path(), "overhead"}),
+               nlohmann::json()};
+  EXPECT_EQ(run.result.exit_code, 0) << run.result.output;
+  run.summary = read_json(dir + "/t.run.json");
+  EXPECT_EQ(run.summary.value("recordings", nlohmann::json::array()).size(), 1u) << run.summary.dump(2);
+  return run;
+}
+
 // A run summary's recordings, by their calls per iteration.
 std::map<int, nlohmann::json> recordings_by_calls(const nlohmann::json& summary) {
   std::map<int, nlohmann::json> by_calls;
@@ -477,15 +495,10 @@ TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
 // told so, in the summary file and on stderr, rather than left with a bare "trial". (Blocks of
 // 1000: the 2000 iterations end inside the first plain block.)
 TEST(RunCommand, ATrialTheProgramEndsBeforeIsExplainedInTheSummary) {
-  const std::string dir = temp_dir();
-  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                        "NIMBLE_RUN_TRIAL=1000"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
-  const nlohmann::json& rec = summary["recordings"][0];
+  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=1000"});
+  if (::testing::Test::HasFailure()) return;
+  const RunResult& r = run.result;
+  const nlohmann::json& rec = run.summary["recordings"][0];
   EXPECT_EQ(rec.value("state", ""), "trial") << rec.dump(2);
   EXPECT_NE(rec.value("undecided_because", "").find("the program ended before its trial decided"), std::string::npos)
       << rec.dump(2);
@@ -496,15 +509,11 @@ TEST(RunCommand, ATrialTheProgramEndsBeforeIsExplainedInTheSummary) {
 // What a recording costs the program once (a short run cannot win it back) is measured and told:
 // the wait for its trace and for its plan and graphs, on stderr and in the summary's setup.
 TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
-  const std::string dir = temp_dir();
-  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
-  const nlohmann::json& waited = summary["recordings"][0]["setup"]["program_waited_ms"];
-  ASSERT_TRUE(waited.is_object()) << summary.dump(2);
+  const ProbeRun run = run_overhead_probe(temp_dir(), {});
+  if (::testing::Test::HasFailure()) return;
+  const RunResult& r = run.result;
+  const nlohmann::json& waited = run.summary["recordings"][0]["setup"]["program_waited_ms"];
+  ASSERT_TRUE(waited.is_object()) << run.summary.dump(2);
   // 200 launches written as JSON and built into graphs: it takes some time, and not seconds.
   double total = 0;
   for (const char* part : {"cupti_stop", "trace_build", "trace_write", "plan_and_graphs"}) {
@@ -522,13 +531,11 @@ TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
 // program then runs as it is, with the same results.
 TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                  "NIMBLE_RUN_TRIAL=3", "NIMBLE_RUN_MIN_SPEEDUP=100"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "overhead"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_EQ(summary["recordings"].size(), 1u) << summary.dump(2);
+  const std::vector<std::string> settings = {"NIMBLE_RUN_TRIAL=3", "NIMBLE_RUN_MIN_SPEEDUP=100"};
+  const ProbeRun run = run_overhead_probe(dir, settings);
+  if (::testing::Test::HasFailure()) return;
+  const RunResult& r = run.result;
+  const nlohmann::json& summary = run.summary;
   const nlohmann::json& rec = summary["recordings"][0];
   EXPECT_EQ(rec.value("state", ""), "dropped");
   EXPECT_NE(rec.value("dropped_because", "").find("replay did not pay in its trial"), std::string::npos) << rec.dump(2);
@@ -541,7 +548,9 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
 
   // Unmarked (the automatic range): once dropped, the same iteration is found again and passed
   // over; after a few such finds nimble stops looking, so the rest runs at the idle cost.
-  env.push_back("NIMBLE_DEBUG=1");
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                  "NIMBLE_DEBUG=1"};
+  env.insert(env.end(), settings.begin(), settings.end());
   const RunResult a = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/a.json", "--", probe_path(), "overhead"});
   ASSERT_EQ(a.exit_code, 0) << a.output;
   const nlohmann::json auto_summary = read_json(dir + "/a.run.json");
