@@ -567,14 +567,18 @@ std::size_t RunSession::trial_wants(double speedup) const {
 
 std::string RunSession::undecided_trial(const Recording& r) const {
   if (r.state != RecordingState::Trial || !r.comparison || options_.compare_block > 0) return "";
+  // Worded for every way a trial stays open (the program ended, moved on, or nimble stopped).
+  if (r.warmup_left > 0) {
+    return "its trial had not begun when the program ended (" + std::to_string(r.warmup_left) +
+           " replayed iteration(s) of warm-up left before the timed blocks)";
+  }
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const bool timed = plain.iterations > 0 && replayed.iterations > 0 && replayed.median_ms > 0;
-  const double speedup = timed ? plain.median_ms / replayed.median_ms : 0;
-  std::string text = "the program ended before its trial decided (" + std::to_string(replayed.iterations) +
-                     " replayed and " + std::to_string(plain.iterations) + " plain iterations timed, of " +
-                     std::to_string(trial_wants(speedup)) + " each";
-  if (timed) text += "; so far " + speed_text(plain.median_ms, replayed.median_ms);
-  return text + ")";
+  std::string text = "its trial had not decided when the program ended (" + std::to_string(replayed.iterations) +
+                     " replayed and " + std::to_string(plain.iterations) + " plain iterations timed, of ";
+  if (!timed) return text + "at least " + std::to_string(trial_wants(0)) + " each)";
+  return text + std::to_string(trial_wants(plain.median_ms / replayed.median_ms)) + " each at the speed so far: " +
+         speed_text(plain.median_ms, replayed.median_ms) + ")";
 }
 
 // The plain block's calls: counted until the recorded iteration begins again. True: the call

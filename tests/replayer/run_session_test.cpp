@@ -134,16 +134,25 @@ TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummar
   RunSession s = session(o);
   replayed_ms_ = plain_ms_ / 1.02;  // near the minimum: four rounds of 2 timed iterations each
   s.add(recording("short", train_, log_));
-  for (int i = 0; i < 10; ++i) iterate(s, train_);  // warm-up block, then two rounds begun
+  // A replayed block warms up; then plain, replayed and plain blocks of 3, the first of each untimed.
+  for (int i = 0; i < 10; ++i) iterate(s, train_);
   s.finish("end");
   const Recording& r = *s.recordings()[0];
   ASSERT_EQ(r.state, RecordingState::Trial);
   const std::string why = s.undecided_trial(r);
-  EXPECT_NE(why.find("the program ended before its trial decided"), std::string::npos) << why;
-  EXPECT_NE(why.find("of 8 each"), std::string::npos) << why;  // 4 rounds x (block 3 - 1)
-  EXPECT_NE(why.find("so far 2.000 ms plain, 1.961 ms replayed: 1.02x"), std::string::npos) << why;
-  EXPECT_NE(s.summary_text().find(": trial: the program ended before its trial decided"), std::string::npos)
-      << s.summary_text();
+  EXPECT_NE(why.find("its trial had not decided when the program ended"), std::string::npos) << why;
+  EXPECT_NE(why.find("(2 replayed and 2 plain iterations timed, of 8 each"), std::string::npos) << why;  // 4 x (3 - 1)
+  EXPECT_NE(why.find("at the speed so far: 2.000 ms plain, 1.961 ms replayed: 1.02x"), std::string::npos) << why;
+  EXPECT_NE(s.summary_text().find(": trial: its trial had not decided"), std::string::npos) << s.summary_text();
+
+  // Ended during the warm-up: nothing timed yet, and it says so.
+  RunSession early = session(o);
+  early.add(recording("early", train_, log_));
+  for (int i = 0; i < 2; ++i) iterate(early, train_);
+  ASSERT_EQ(early.recordings()[0]->state, RecordingState::Trial);
+  EXPECT_NE(early.undecided_trial(*early.recordings()[0]).find("had not begun when the program ended (1 replayed"),
+            std::string::npos)
+      << early.undecided_trial(*early.recordings()[0]);
 
   // Decided recordings, and --compare (which stays on trial by design), have nothing to explain.
   RunSession decided = session(o);
@@ -156,6 +165,7 @@ TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummar
   RunSession compared = session(o);
   compared.add(recording("compared", train_, log_));
   for (int i = 0; i < 12; ++i) iterate(compared, train_);
+  ASSERT_EQ(compared.recordings()[0]->state, RecordingState::Trial);  // --compare never decides
   EXPECT_EQ(compared.undecided_trial(*compared.recordings()[0]), "");
 }
 

@@ -16,15 +16,15 @@
 
 namespace nimble::replayer {
 
-// What the capture control knows of a recorded iteration besides its trace.
 // The program's wait, once per recording, after the window's last task (milliseconds).
 struct WindowClosing {
   double cupti_stop_ms = 0;    // CUPTI detached, its activity records flushed
-  double trace_build_ms = 0;   // the dependencies inferred, the trace assembled
+  double trace_build_ms = 0;   // the dependencies inferred, the trace assembled (CUPTI's durations attached)
   double trace_write_ms = 0;   // JSON written to disk
   double total_ms() const { return cupti_stop_ms + trace_build_ms + trace_write_ms; }
 };
 
+// What the capture control knows of a recorded iteration besides its trace.
 struct RecordedIteration {
   std::string path;                   // where its trace was written
   std::uint64_t first_signature = 0;  // of its first GPU call (the hooks' signature), 0: unknown
