@@ -72,6 +72,14 @@ def steps_replayed(per_step):
             "steady_share": round(sum(replayed[first:]) / steady, 3) if steady else 0.0}
 
 
+def nimble_paths():
+    """The nimble binary and libnimble.so: build-gpu/ (carried to the GPU machine) or build/."""
+    nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
+    if not os.path.exists(nimble):
+        nimble = os.path.join(ROOT, "build", "bin", "nimble")
+    return nimble, os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
+
+
 def corpus_line(text):
     for line in reversed(text.splitlines()):
         if line.startswith("CORPUS "):
@@ -111,9 +119,7 @@ def main():
                          "cost nimble run must not exceed while it replays nothing")
     args = ap.parse_args()
     args.out = os.path.abspath(args.out)  # the programs run in tests/programs
-    nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
-    if not os.path.exists(nimble):
-        nimble = os.path.join(ROOT, "build", "bin", "nimble")
+    nimble, preload = nimble_paths()
     os.makedirs(args.out, exist_ok=True)
     deadline = time.time() + float(os.environ.get("DEADLINE", "1e9"))
     rows = []
@@ -177,7 +183,6 @@ def main():
             # More alternating pairs (plain, nimble run, plain, ...): one pair cannot show a few percent.
             pairs = [(plain, nim)]
             idle_ratios = []
-            preload = os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
             idle_env = dict(env, LD_PRELOAD=preload)
             for k in range(2, args.pairs + 1):
                 p_k = corpus_line(run(cmd, env, os.path.join(args.out, "%s.plain.%d.log" % (tag, k)), args.timeout)[0])

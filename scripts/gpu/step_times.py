@@ -12,14 +12,12 @@ last half's median and how many steps had replayed work. Configurations:
 
 Logs go to $OUT/step-times/ (or --out)."""
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROGRAMS = os.path.join(ROOT, "tests", "programs")
+from corpus import PROGRAMS, corpus_line, nimble_paths
 
 
 def main():
@@ -32,8 +30,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "step-times"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    build = os.path.join(ROOT, "build-gpu") if os.path.isdir(os.path.join(ROOT, "build-gpu")) else os.path.join(ROOT, "build")
-    nimble, preload = os.path.join(build, "bin", "nimble"), os.path.join(build, "lib", "libnimble.so")
+    nimble, preload = nimble_paths()
     for k, config in enumerate(args.configs):
         env = dict(os.environ, STEPS=str(args.steps), CORPUS_MODE=args.mode, PYTHONUNBUFFERED="1")
         env.pop("LD_PRELOAD", None)
@@ -50,11 +47,10 @@ def main():
         p = subprocess.run(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         with open(os.path.join(args.out, "%d.log" % k), "w") as f:
             f.write(p.stdout)
-        line = next((l for l in p.stdout.splitlines() if l.startswith("CORPUS ")), None)
-        if not line:
+        d = corpus_line(p.stdout)
+        if not d:
             print("%-40s exit %d, no CORPUS line (log %s/%d.log)" % (config, p.returncode, args.out, k))
             continue
-        d = json.loads(line[len("CORPUS "):])
         s = d["step_ms"]
         tenth = max(1, len(s) // 10)
         parts = [round(statistics.median(s[i:i + tenth]), 3) for i in range(0, len(s) - tenth + 1, tenth)]

@@ -84,6 +84,13 @@ RunResult nimble_run(const std::string& out, const std::string& mode, bool graph
                             "--", probe_path(), mode});
 }
 
+// nimble run with the automatic range (no capture marks), the fake driver's graphs and no trial.
+RunResult auto_run(const std::string& out, const std::string& mode, const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> env = fake_driver_env(true);
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
+  return run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", out, "--", probe_path(), mode});
+}
+
 // The probe run plainly (nimble preloaded, idle): its output.
 RunResult plain_run(const std::string& mode, const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env = {"LD_PRELOAD=" + preload_path(), "NIMBLE_LIBCUDA=" + fake_driver_path()};
@@ -412,9 +419,7 @@ TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsI
 // the training step, then the eval step, and replays each when it comes back.
 TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = fake_driver_env(true);
-  env.push_back("NIMBLE_RUN_STALE=8");
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(), "program"});
+  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* name : {"/t.json", "/t.2.json", "/t.3.json"}) EXPECT_TRUE(std::filesystem::exists(dir + name)) << name;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
@@ -446,11 +451,8 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
 TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsReplayed) {
   const std::string dir = temp_dir();
   auto run_epochs = [&](const std::string& side_exit_looks) {
-    std::vector<std::string> env = fake_driver_env(true);
-    env.push_back("NIMBLE_RUN_STALE=64");
-    env.push_back("NIMBLE_RUN_SIDE_EXIT_LOOKS=" + side_exit_looks);
-    const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/e" + side_exit_looks + ".json", "--",
-                                           probe_path(), "epochs"});
+    const RunResult r = auto_run(dir + "/e" + side_exit_looks + ".json", "epochs",
+                                 {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXIT_LOOKS=" + side_exit_looks});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs").output));
     const nlohmann::json summary = read_json(dir + "/e" + side_exit_looks + ".run.json");
@@ -480,9 +482,7 @@ TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsRe
 // training step are recorded, library calls are still skipped, and the work is a plain run's.
 TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = fake_driver_env(true);
-  env.push_back("NIMBLE_RUN_STALE=64");
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/e.json", "--", probe_path(), "epochs-library"});
+  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-library").output));
   const nlohmann::json summary = read_json(dir + "/e.run.json");
@@ -569,8 +569,7 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
 // the program's work is what it is without nimble.
 TEST(RunCommand, AProgramLaunchingItsOwnGraphsIsLeftAloneWithTheReason) {
   const std::string dir = temp_dir();
-  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "-o", dir + "/g.json", "--", probe_path(),
-                                                      "own-graph"});
+  const RunResult r = auto_run(dir + "/g.json", "own-graph");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("the iteration launches the program's own CUDA graphs (cuGraphLaunch)"), std::string::npos)
       << r.output;
