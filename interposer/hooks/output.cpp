@@ -12,6 +12,7 @@
 #include "nimble/trace/io.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
+#include "trace_writer.hpp"
 
 #ifndef NIMBLE_VERSION
 #define NIMBLE_VERSION "unknown"
@@ -128,7 +129,7 @@ std::string numbered_trace_path(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + (json ? suffix : std::string());
 }
 
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, double* build_ms, double* write_ms) {
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, replayer::WindowClosing* waited) {
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   const auto building = Clock::now();
@@ -154,24 +155,36 @@ std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, dou
   trace.extra["capture"] = std::move(capture);
   coverage["cupti"] = report.cupti_used ? "used" : "unavailable";
   if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;
+  if (report.cupti_after_first_task) coverage["cupti_after_first_task"] = true;
   trace.extra["coverage"] = std::move(coverage);
 
   std::map<std::string, std::size_t> kinds;
   for (const auto& t : trace.tasks) ++kinds[t.kind];
 
   const std::string path = report.path.empty() ? trace_output_path() : report.path;
-  if (build_ms) *build_ms = since(building);
+  if (waited) waited->trace_build_ms = since(building);
   const auto writing = Clock::now();
+  std::string summary;
+  for (const auto& [kind, n] : kinds) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+  const std::string wrote = "wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path +
+                            (report.truncated ? " (truncated: the capture range was still open at exit)" : "");
+  if (report.in_background) {
+    background_trace_writer().write(trace, path, [path, wrote](const std::optional<std::string>& error) {
+      log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
+    });
+    if (waited) {
+      waited->trace_write_ms = since(writing);
+      waited->trace_written_in_background = true;
+    }
+    return trace;
+  }
   const std::optional<std::string> error = trace::write_trace(trace, path);
-  if (write_ms) *write_ms = since(writing);
+  if (waited) waited->trace_write_ms = since(writing);
   if (error) {
     log_message("could not write the trace to " + path + ": " + *error);
     return std::nullopt;
   }
-  std::string summary;
-  for (const auto& [kind, n] : kinds) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
-  log_message("wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path +
-              (report.truncated ? " (truncated: the capture range was still open at exit)" : ""));
+  log_message(wrote);
   return trace;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "nimble/replayer/run_setup.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::hooks {
@@ -18,17 +19,20 @@ struct WindowReport {
   trace::json device;        // describe_device() taken when the window opened
   bool cupti_used = false;
   std::string cupti_status;  // why CUPTI is missing or its data incomplete
+  bool cupti_after_first_task = false;  // CUPTI was attached after the window's first task was issued
   std::string path;          // where the trace goes (empty: trace_output_path())
+  bool in_background = false;  // written by background_trace_writer() (nimble run): the program goes on
 };
 
 // The current device's name, ordinal, compute capability and driver version (needs the driver).
 trace::json describe_device();
 
 // Builds and writes the trace to NIMBLE_OUTPUT; returns it, or nullopt (and says why on stderr)
-// when it could not be written.
-// `build_ms`, `write_ms` (when given): the time spent assembling the trace and writing it.
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, double* build_ms = nullptr,
-                                                 double* write_ms = nullptr);
+// when it could not be written. In the background, it returns the trace at once, and a failure
+// to write it is said on stderr when it happens.
+// `waited` (when given): the program's wait to assemble the trace and to write it (in the
+// background: to hand a copy to the writer).
+std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, replayer::WindowClosing* waited = nullptr);
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();

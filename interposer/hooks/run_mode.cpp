@@ -206,11 +206,12 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
   described["program_waited_ms"] = {{"cupti_stop", closing.cupti_stop_ms},
                                     {"trace_build", closing.trace_build_ms},
                                     {"trace_write", closing.trace_write_ms},
+                                    {"trace_written_in_background", closing.trace_written_in_background},
                                     {"plan_and_graphs", preparing_ms}};
-  char waited[160];
-  std::snprintf(waited, sizeof waited,
-                "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and written %.1f, plan and graphs %.1f)",
-                closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, closing.trace_write_ms,
+  char waited[200];
+  std::snprintf(waited, sizeof waited, "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and %s %.1f, plan and graphs %.1f)",
+                closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms,
+                closing.trace_written_in_background ? "handed to a writer thread" : "written", closing.trace_write_ms,
                 preparing_ms);
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nimble/trace/io.hpp"
 #include "test_support.hpp"
 
 namespace nimble::test {
@@ -511,9 +512,11 @@ TEST(RunCommand, ATrialTheProgramEndsBeforeIsExplainedInTheSummary) {
 }
 
 // What a recording costs the program once (a short run cannot win it back) is measured and told:
-// the wait for its trace and for its plan and graphs, on stderr and in the summary's setup.
+// the wait for its trace and for its plan and graphs, on stderr and in the summary's setup. The
+// trace file is written on nimble's own thread, and complete when the program has exited.
 TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
-  const ProbeRun run = run_overhead_probe(temp_dir(), {});
+  const std::string dir = temp_dir();
+  const ProbeRun run = run_overhead_probe(dir, {});
   if (::testing::Test::HasFailure()) return;
   const RunResult& r = run.result;
   const nlohmann::json waited =
@@ -525,10 +528,16 @@ TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
     EXPECT_TRUE(waited[part].is_number()) << part << ": " << waited.dump();
     total += waited.value(part, 1e9);
   }
-  EXPECT_GT(waited.value("trace_write", -1.0), 0.0) << waited.dump();  // a file was written
+  EXPECT_GT(waited.value("trace_write", -1.0), 0.0) << waited.dump();  // a copy was handed over
+  EXPECT_EQ(waited.value("trace_written_in_background", false), true) << waited.dump();
   EXPECT_GT(waited.value("plan_and_graphs", -1.0), 0.0) << waited.dump();
   EXPECT_LT(total, 5000.0) << waited.dump();
   EXPECT_NE(r.output.find("; the program waited "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("and handed to a writer thread"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nimble: wrote "), std::string::npos) << "the writer says when the file is there: " << r.output;
+  const trace::LoadResult written = trace::load_trace(dir + "/t.json");
+  ASSERT_TRUE(written.trace) << dir << "/t.json";
+  EXPECT_GE(written.trace->tasks.size(), 200u) << "the iteration's 200 launches";
 }
 
 // Never slower: a recording is tried against the program's own iterations in this process first,

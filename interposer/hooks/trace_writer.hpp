@@ -1,0 +1,53 @@
+// nimble run writes each recording's trace on a thread of its own: turning a trace into JSON and
+// onto the disk was a third of what a recording made the program wait (and a short run never wins
+// that back). `nimble record` and `bench` still write before the program goes on.
+//
+// The file is complete when the process exits normally (the write under way is waited for then)
+// and is written atomically (trace::write_trace): a program killed or `_exit`ed before it is done
+// leaves no half-written trace, only none.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "nimble/trace/trace.hpp"
+
+namespace nimble::hooks {
+
+class TraceWriter {
+ public:
+  // Told the outcome on the writer's thread: nullopt, or why the file could not be written.
+  using Done = std::function<void(const std::optional<std::string>& error)>;
+
+  TraceWriter() = default;
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+  ~TraceWriter();  // waits for the write under way
+
+  // Starts writing `trace` to `path`; an earlier write is finished first (traces are written in
+  // the order recorded).
+  void write(trace::Trace trace, std::string path, Done done);
+  // Waits for the write under way, if any. In a forked child, whose copy of this object names the
+  // parent's thread, it returns at once: the parent writes the file.
+  void finish();
+
+ private:
+  void join_locked();
+
+  std::mutex mu_;
+  std::unique_ptr<std::thread> thread_;
+  std::atomic<pid_t> owner_{0};  // the process that started thread_
+};
+
+// The one writer of this process: created on first use and never destroyed (wrappers may run
+// during exit); waited for at exit.
+TraceWriter& background_trace_writer();
+
+}  // namespace nimble::hooks

@@ -1,0 +1,104 @@
+// TraceWriter: nimble run's traces written on a thread of their own (trace_writer.hpp).
+#include "trace_writer.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <vector>
+
+#include "nimble/trace/io.hpp"
+#include "test_support.hpp"
+
+namespace nimble::test {
+namespace {
+
+trace::Trace chain(int n) {
+  trace::Trace t;
+  for (int i = 0; i < n; ++i) {
+    trace::Task task;
+    task.id = i;
+    task.kind = "kernel";
+    if (i > 0) task.deps = {i - 1};
+    t.tasks.push_back(task);
+  }
+  return t;
+}
+
+TEST(TraceWriter, TheFileIsCompleteOnceTheWriteIsFinished) {
+  const std::string path = temp_dir() + "/t.json";
+  hooks::TraceWriter writer;
+  std::promise<std::optional<std::string>> outcome;
+  writer.write(chain(50), path, [&](const std::optional<std::string>& error) { outcome.set_value(error); });
+  writer.finish();
+  EXPECT_EQ(outcome.get_future().get(), std::nullopt);
+  const trace::LoadResult loaded = trace::load_trace(path);
+  ASSERT_TRUE(loaded.trace) << path;
+  EXPECT_EQ(loaded.trace->tasks.size(), 50u);
+}
+
+TEST(TraceWriter, TracesAreWrittenInTheOrderGivenAndAFailureIsReportedWithItsPath) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> events;  // written on the writer's thread, one write at a time
+  hooks::TraceWriter writer;
+  writer.write(chain(3), dir + "/missing-dir/a.json", [&](const std::optional<std::string>& error) {
+    events.push_back(error ? "failed: " + *error : "a");
+  });
+  writer.write(chain(4), dir + "/b.json", [&](const std::optional<std::string>& error) {
+    events.push_back(error ? "failed: " + *error : "b");
+  });
+  writer.finish();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_NE(events[0].find("failed: "), std::string::npos) << events[0];
+  EXPECT_NE(events[0].find("missing-dir"), std::string::npos) << "the error names the file: " << events[0];
+  EXPECT_EQ(events[1], "b");
+  ASSERT_TRUE(trace::load_trace(dir + "/b.json").trace);
+}
+
+TEST(TraceWriter, DestroyingTheWriterWaitsForTheWrite) {
+  const std::string path = temp_dir() + "/t.json";
+  {
+    hooks::TraceWriter writer;
+    writer.write(chain(2000), path, {});
+  }
+  const trace::LoadResult loaded = trace::load_trace(path);
+  ASSERT_TRUE(loaded.trace);
+  EXPECT_EQ(loaded.trace->tasks.size(), 2000u);
+}
+
+// A forked child's copy of the writer names the parent's thread: finishing there must return at
+// once (joining a thread of another process would hang or crash the child), and the parent's
+// write is unaffected.
+TEST(TraceWriter, AForkedChildDoesNotWaitForTheParentsWrite) {
+  const std::string path = temp_dir() + "/t.json";
+  hooks::TraceWriter writer;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  writer.write(chain(5), path, [released](const std::optional<std::string>&) { released.wait(); });
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    writer.finish();
+    writer.write(chain(1), path + ".child", {});  // lets the parent's thread go, writes its own
+    writer.finish();
+    _exit(trace::load_trace(path + ".child").trace ? 0 : 3);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {  // up to 10 s
+    done = waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (done == 0) kill(child, SIGKILL);
+  release.set_value();
+  writer.finish();
+  ASSERT_EQ(done, child) << "the child hung in finish()";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(trace::load_trace(path).trace);
+}
+
+}  // namespace
+}  // namespace nimble::test
