@@ -72,8 +72,12 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
     return;
   }
   // A period was found: the window opens with one of the next tasks, which is issued before
-  // nimble knows it is the first. CUPTI must already be listening then.
-  if (!open_ && deciding().phase() != AutoRange::Phase::Detecting && !cupti_running_ && windows_written_ == 0) {
+  // nimble knows it is the first. CUPTI must already be listening then. Not under nimble run: a
+  // candidate that does not hold (a decode step whose shapes grow) would leave CUPTI attached,
+  // slowing every launch by a sixth while nimble looks on (HF generate, H100); it attaches when the
+  // window opens instead, after the window's first task.
+  if (!open_ && !config_.run && deciding().phase() != AutoRange::Phase::Detecting && !cupti_running_ &&
+      windows_written_ == 0) {
     start_cupti();
   }
 }
@@ -309,11 +313,22 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
     // nimble run's later recordings: CUPTI was stopped with the first (its durations and
     // coverage are not needed to replay, and re-subscribing while the program runs is avoided).
     cupti_running_ = false;
+    cupti_after_first_task_ = false;
     cupti_status_ = "not used for nimble run's later recordings";
   } else if (cupti_running_) {
     cupti::restart_counts(first_correlation, first_is_kernel);
+    if (cupti_after_first_task_) {
+      // Attached for a window nimble run let go; this one's first task was seen.
+      cupti_after_first_task_ = false;
+      cupti_status_.clear();
+    }
   } else {
     start_cupti();
+    cupti_after_first_task_ = cupti_running_ && config_.run && auto_range_;
+    if (cupti_after_first_task_) {
+      cupti_status_ = "attached when the window opened, after its first task (nimble run does not attach CUPTI while it "
+                      "looks): that task has no duration and is not in cupti_kernels";
+    }
   }
   first_gpu_signature_.reset();
   window_calls_.clear();
@@ -351,8 +366,11 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.device = device_;
   report.cupti_used = cupti_running_;
   report.cupti_status = cupti_status_;
+  report.cupti_after_first_task = cupti_after_first_task_;
   if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
-  std::optional<trace::Trace> written = write_recorded_trace(report, &waited.trace_build_ms, &waited.trace_write_ms);
+  // nimble run replays from the trace in memory: the file can be written while the program goes on.
+  report.in_background = config_.run && !at_exit;
+  std::optional<trace::Trace> written = write_recorded_trace(report, &waited);
   ++windows_written_;
   // One trace per process, except that `nimble run` with the automatic range keeps tracking
   // allocations and streams, to record the iteration again when the program moves on.

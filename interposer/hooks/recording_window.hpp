@@ -97,6 +97,7 @@ class RecordingWindow {
   bool nvtx_injected_ = false;             // NVTX called InitializeInjectionNvtx2
   std::string cupti_status_;
   bool cupti_running_ = false;
+  bool cupti_after_first_task_ = false;  // attached when the window opened (nimble run)
   trace::json device_;            // taken when the window opened, while the driver is alive
   // The program's own iteration time, for `nimble bench`: wall time of the cudaProfilerApi
   // ranges before the recorded one (the program runs unrecorded then).
