@@ -10,7 +10,8 @@ namespace nimble::replayer {
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
-      replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), node_of_(plan.ops.size(), nullptr),
+      replayer_(api, plan), graphs_(segments.size()), variants_(segments.size()), recent_sets_(segments.size()),
+      node_of_(plan.ops.size(), nullptr),
       kernel_params_(plan.ops.size()), updates_per_op_(plan.ops.size(), 0) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {
     throw ReplayError("nimble run launches graphs: use the single-stream or the scheduled-streams graph");
@@ -73,6 +74,23 @@ std::size_t GraphExecutor::writes_needed(const Variant& v, std::size_t begin, co
     }
   }
   return writes;
+}
+
+bool GraphExecutor::seen_before(std::size_t s, const std::vector<Wanted>& wanted) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the ops and their bytes
+  const auto mix = [&h](std::uint64_t byte) { h = (h ^ byte) * 1099511628211ULL; };
+  for (const Wanted& w : wanted) {
+    for (int shift = 0; shift < 64; shift += 8) mix((w.op >> shift) & 0xff);
+    for (std::uint8_t b : w.bytes) mix(b);
+    mix(0x100);  // between ops
+  }
+  std::deque<std::uint64_t>& recent = recent_sets_.at(s);
+  const bool seen = std::find(recent.begin(), recent.end(), h) != recent.end();
+  if (!seen) {
+    recent.push_back(h);
+    if (recent.size() > 2 * max_variants_) recent.pop_front();
+  }
+  return seen;
 }
 
 void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes) {
@@ -142,15 +160,18 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     if (bytes != recorded) wanted.push_back({i, std::move(bytes)});
   }
   // The exec that needs the fewest writes. While there is room, a fresh one (holding the recording)
-  // when it needs no more writes than that: the others keep their parameters for later iterations.
+  // when it needs fewer writes than that, or as few for parameters that came before (they may come
+  // again): the others keep their parameters for later iterations.
   std::size_t best = 0, best_writes = writes_needed(variants[0], seg.begin, wanted);
   for (std::size_t v = 1; v < variants.size() && best_writes > 0; ++v) {
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
     if (writes < best_writes) best = v, best_writes = writes;
   }
+  const bool recurring = max_variants_ > 1 && best_writes > 0 && seen_before(segment, wanted);
   if (best_writes > 0 && variants.size() < max_variants_) {
     Variant fresh = fresh_variant(segment, nullptr);
-    if (writes_needed(fresh, seg.begin, wanted) <= best_writes) {
+    const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
+    if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {
       fresh.exec = replayer_.instantiate_again(graphs_[segment].graph);
       variants.push_back(std::move(fresh));
       ++stats_.execs;

@@ -778,9 +778,13 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   ShortCircuit sc(run_plan_, segments_, on_device, executor);
   iteration(sc, 42, 7);
   const std::size_t instantiated = calls_named("cuGraphInstantiateWithFlags").size();
-  iteration(sc, 1234, 9);  // another set: a second exec of each segment, written once
+  iteration(sc, 1234, 9);  // another set, not seen before: written into the exec (it may never come again)
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), instantiated);
+  EXPECT_EQ(executor.stats().node_updates, 2u);
+  iteration(sc, 42, 7);  // the recorded set again: a fresh exec holds it, with no write
   EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), instantiated + 2);
   EXPECT_EQ(executor.stats().node_updates, 2u);
+  iteration(sc, 1234, 9);
   const std::size_t steady = g_log.size();
   for (int round = 0; round < 3; ++round) {
     iteration(sc, 42, 7);
@@ -799,6 +803,40 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   EXPECT_EQ(executor.stats().execs, 4u);
   EXPECT_EQ(executor.stats().node_updates, 4u);
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
+}
+
+// Two sets that are neither the recorded one (buffers ping-ponging between two new addresses):
+// the second time a set comes, it gets an exec of its own.
+TEST_F(RunExecutorStub, TwoNewSetsThatAlternateGetAnExecEachOnceOneComesAgain) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/4);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  iteration(sc, 100, 1);
+  iteration(sc, 200, 2);
+  EXPECT_EQ(executor.stats().execs, 2u) << "new sets are written, not instantiated";
+  EXPECT_EQ(executor.stats().node_updates, 4u);
+  iteration(sc, 100, 1);  // seen before: its own exec
+  EXPECT_EQ(executor.stats().execs, 4u);
+  const std::size_t updates = executor.stats().node_updates;
+  for (int round = 0; round < 3; ++round) {
+    iteration(sc, 200, 2);
+    iteration(sc, 100, 1);
+  }
+  EXPECT_EQ(executor.stats().node_updates, updates) << "each set has an exec holding it";
+  EXPECT_EQ(executor.stats().execs, 4u);
+}
+
+// Addresses that are new every iteration (HF generate's growing KV cache): each iteration writes
+// the changed nodes into the one exec; no graph is instantiated again.
+TEST_F(RunExecutorStub, ParametersNewEveryIterationAreWrittenWithoutInstantiatingAgain) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/4);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  const std::size_t instantiated = calls_named("cuGraphInstantiateWithFlags").size();
+  for (int i = 1; i <= 10; ++i) iteration(sc, 1000 + i, 100 + i);
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags").size(), instantiated);
+  EXPECT_EQ(executor.stats().execs, 2u);
+  EXPECT_EQ(executor.stats().node_updates, 20u);
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 1010u);
+  EXPECT_EQ(sc.summary().iterations_replayed, 9u);  // the tenth is counted when another begins
 }
 
 // A memset into memory the program freed during the recorded iteration (a pool tensor): it is

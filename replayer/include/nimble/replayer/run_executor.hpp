@@ -7,10 +7,15 @@
 // holds, and launches the one that needs the fewest node writes. Programs often alternate
 // between a few sets of addresses (PyTorch's caching allocator hands a new input the block the
 // previous input did not use, so buffers ping-pong between two addresses): with one exec every
-// such iteration rewrote a hundred nodes; with two, none.
+// such iteration rewrote a hundred nodes; with two, none. Another exec is instantiated only when it
+// needs fewer writes than the closest exec, or as few for a set of parameters seen before: a
+// program whose addresses are new every iteration (HF generate's growing KV cache) would otherwise
+// instantiate every graph again for each of its first iterations (708 execs for 183 graphs in four
+// replayed generate() calls, each replay slower than the program's own), to no use.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -61,6 +66,9 @@ class GraphExecutor : public Executor {
   // freed during the recorded iteration was captured on nimble's stand-in).
   Variant fresh_variant(std::size_t s, CUgraphExec exec) const;
   std::size_t writes_needed(const Variant& v, std::size_t begin, const std::vector<Wanted>& wanted) const;
+  // Whether segment `s` was launched with this set of parameters before (among its recent ones),
+  // remembering it.
+  bool seen_before(std::size_t s, const std::vector<Wanted>& wanted);
   void write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes);
   void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
   void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
@@ -74,6 +82,7 @@ class GraphExecutor : public Executor {
   Replayer replayer_;
   std::vector<Replayer::RangeGraph> graphs_;  // per segment (no exec for the program's own copies)
   std::vector<std::vector<Variant>> variants_;  // per segment
+  std::vector<std::deque<std::uint64_t>> recent_sets_;  // per segment: hashes of the latest parameter sets
   std::vector<CUgraphNode> node_of_;          // per op
   std::vector<std::optional<CUDA_KERNEL_NODE_PARAMS>> kernel_params_;  // per op, once a node was written
   CUstream stream_ = nullptr;
