@@ -329,4 +329,10 @@ trace::Trace Engine::build_trace() const {
                              state_->allocations.window(), state_->order.policy());
 }
 
+trace::Trace Engine::take_trace() {
+  std::lock_guard lock(state_->mutex);
+  return detail::build_trace(std::move(state_->tasks), state_->order.trace_streams(), state_->allocations.window(),
+                             state_->order.policy());
+}
+
 }  // namespace nimble::deps

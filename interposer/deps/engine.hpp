@@ -166,6 +166,9 @@ class Engine {
   // The recorded tasks as a trace (allocations, streams and "dependency_policy" in top-level
   // fields).
   trace::Trace build_trace() const;
+  // The same, taking the window's tasks out of the engine (a trace built once, as the recorder
+  // does, is then not copied); a later build_trace has no tasks until the next window.
+  trace::Trace take_trace();
 
  private:
   struct State;

@@ -30,24 +30,26 @@ bool engine_field(const std::string& key) {
          key == "duration_us" || key == "thread" || key == "dep_reasons" || key == "mem";
 }
 
-trace::Task make_task(trace::TaskId id, const TaskRecord& rec) {
+// `rec` by value: the engine's records are copied for build_trace and moved for take_trace (its
+// detail, most of a task, then changes hands instead of being copied).
+trace::Task make_task(trace::TaskId id, TaskRecord rec) {
   trace::Task task;
   task.id = id;
   task.kind = trace::kind_name(rec.kind);
   if (rec.stream >= 0) task.stream = rec.stream;
   task.extra["thread"] = rec.thread;
   if (rec.detail.is_object()) {
-    for (const auto& [key, value] : rec.detail.items()) {
+    for (auto& [key, value] : rec.detail.items()) {
       if (key == "duration_us" && value.is_number()) {
         task.duration_us = value.get<double>();
       } else if (engine_field(key)) {
-        task.extra["detail_" + key] = value;  // keep it, but never let it override the engine's
+        task.extra["detail_" + key] = std::move(value);  // keep it, but never let it override the engine's
       } else {
-        task.extra[key] = value;
+        task.extra[key] = std::move(value);
       }
     }
   } else if (!rec.detail.is_null()) {
-    task.extra["detail"] = rec.detail;
+    task.extra["detail"] = std::move(rec.detail);
   }
   if (!rec.mem.empty()) task.extra["mem"] = trace::to_json(rec.mem);
   trace::json reasons = trace::json::object();
@@ -98,11 +100,17 @@ trace::json allocations_json(const std::vector<AllocRecord>& allocations) {
 trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
                          const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
+  return build_trace(std::vector<TaskRecord>(tasks), streams, allocations, policy);
+}
+
+trace::Trace build_trace(std::vector<TaskRecord>&& tasks, const std::vector<StreamInfo*>& streams,
+                         const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
   trace::Trace out;
   out.tasks.reserve(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    out.tasks.push_back(make_task(static_cast<trace::TaskId>(i), tasks[i]));
+    out.tasks.push_back(make_task(static_cast<trace::TaskId>(i), std::move(tasks[i])));
   }
+  tasks.clear();
   out.extra["dependency_policy"] = stream_order_policy_name(policy);
   out.extra["streams"] = streams_json(streams);
   out.extra["allocations"] = allocations_json(allocations);

@@ -25,5 +25,8 @@ struct TaskRecord {
 trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
                          const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
+// The same, taking the records (they are left empty).
+trace::Trace build_trace(std::vector<TaskRecord>&& tasks, const std::vector<StreamInfo*>& streams,
+                         const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
 
 }  // namespace nimble::deps::detail

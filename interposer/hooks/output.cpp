@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <map>
 
@@ -129,11 +128,8 @@ std::string numbered_trace_path(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + (json ? suffix : std::string());
 }
 
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, replayer::WindowClosing* waited) {
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
-  const auto building = Clock::now();
-  trace::Trace trace = engine().build_trace();
+trace::Trace build_recorded_trace(const WindowReport& report) {
+  trace::Trace trace = engine().take_trace();
   trace::json coverage = attach_cupti_results(trace, report.cupti_used);
 
   const FunnelStats funnel = funnel_stats();
@@ -157,35 +153,42 @@ std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, rep
   if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;
   if (report.cupti_after_first_task) coverage["cupti_after_first_task"] = true;
   trace.extra["coverage"] = std::move(coverage);
+  return trace;
+}
 
+namespace {
+
+std::string path_of(const WindowReport& report) { return report.path.empty() ? trace_output_path() : report.path; }
+
+// "wrote 12 tasks (10 kernel, 2 sync) to t.json"
+std::string wrote_message(const trace::Trace& trace, const WindowReport& report) {
   std::map<std::string, std::size_t> kinds;
   for (const auto& t : trace.tasks) ++kinds[t.kind];
-
-  const std::string path = report.path.empty() ? trace_output_path() : report.path;
-  if (waited) waited->trace_build_ms = since(building);
-  const auto writing = Clock::now();
   std::string summary;
   for (const auto& [kind, n] : kinds) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
-  const std::string wrote = "wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path +
-                            (report.truncated ? " (truncated: the capture range was still open at exit)" : "");
-  if (report.in_background) {
-    background_trace_writer().write(trace, path, [path, wrote](const std::optional<std::string>& error) {
-      log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
-    });
-    if (waited) {
-      waited->trace_write_ms = since(writing);
-      waited->trace_written_in_background = true;
-    }
-    return trace;
-  }
-  const std::optional<std::string> error = trace::write_trace(trace, path);
-  if (waited) waited->trace_write_ms = since(writing);
-  if (error) {
+  return "wrote " + std::to_string(trace.tasks.size()) + " tasks (" + summary + ") to " + path_of(report) +
+         (report.truncated ? " (truncated: the capture range was still open at exit)" : "");
+}
+
+}  // namespace
+
+bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report) {
+  const std::string path = path_of(report);
+  if (const std::optional<std::string> error = trace::write_trace(trace, path)) {
     log_message("could not write the trace to " + path + ": " + *error);
-    return std::nullopt;
+    return false;
   }
-  log_message(wrote);
-  return trace;
+  log_message(wrote_message(trace, report));
+  return true;
+}
+
+void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report) {
+  const std::string path = path_of(report);
+  std::string wrote = wrote_message(trace, report);
+  background_trace_writer().write(std::move(trace), path,
+                                  [path, wrote = std::move(wrote)](const std::optional<std::string>& error) {
+                                    log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
+                                  });
 }
 
 }  // namespace nimble::hooks

@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 
-#include "nimble/replayer/run_setup.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::hooks {
@@ -21,18 +20,20 @@ struct WindowReport {
   std::string cupti_status;  // why CUPTI is missing or its data incomplete
   bool cupti_after_first_task = false;  // CUPTI was attached after the window's first task was issued
   std::string path;          // where the trace goes (empty: trace_output_path())
-  bool in_background = false;  // written by background_trace_writer() (nimble run): the program goes on
 };
 
 // The current device's name, ordinal, compute capability and driver version (needs the driver).
 trace::json describe_device();
 
-// Builds and writes the trace to NIMBLE_OUTPUT; returns it, or nullopt (and says why on stderr)
-// when it could not be written. In the background, it returns the trace at once, and a failure
-// to write it is said on stderr when it happens.
-// `waited` (when given): the program's wait to assemble the trace and to write it (in the
-// background: to hand a copy to the writer).
-std::optional<trace::Trace> write_recorded_trace(const WindowReport& report, replayer::WindowClosing* waited = nullptr);
+// The trace of the window that closed: the engine's tasks (taken from it) and what the hook layer
+// knows (device, capture range, CUPTI durations and coverage).
+trace::Trace build_recorded_trace(const WindowReport& report);
+// Writes it to report.path (or NIMBLE_OUTPUT) and says so on stderr; false (and why on stderr)
+// when it could not be written.
+bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report);
+// The same on background_trace_writer()'s thread (nimble run: the program goes on meanwhile); a
+// failure is said on stderr when it happens.
+void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report);
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();

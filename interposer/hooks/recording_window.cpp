@@ -355,7 +355,8 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
     if (at_exit) cupti_status_ = "no durations: the window was still open at process exit";
   }
   replayer::WindowClosing waited;
-  waited.cupti_stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - closing).count();
+  const auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+  waited.cupti_stop_ms = since(closing);
 
   WindowReport report;
   report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
@@ -368,27 +369,34 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_status = cupti_status_;
   report.cupti_after_first_task = cupti_after_first_task_;
   if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
-  // nimble run replays from the trace in memory: the file can be written while the program goes on.
-  report.in_background = config_.run && !at_exit;
-  std::optional<trace::Trace> written = write_recorded_trace(report, &waited);
+  const auto building = Clock::now();
+  trace::Trace trace = build_recorded_trace(report);
+  waited.trace_build_ms = since(building);
   ++windows_written_;
   // One trace per process, except that `nimble run` with the automatic range keeps tracking
   // allocations and streams, to record the iteration again when the program moves on.
   const bool may_record_again = config_.run && auto_range_ && !at_exit;
   if (!may_record_again) g_recording.store(false, std::memory_order_relaxed);
-  // `nimble bench`: replay the iteration right away, while its memory is still the program's.
-  if (written && config_.bench_iterations > 0 && !at_exit) {
-    bench_recorded_iteration(std::move(*written), framework_iteration_ms());
+  if (!config_.run || at_exit) {
+    const auto writing = Clock::now();
+    const bool written = write_recorded_trace(trace, report);
+    waited.trace_write_ms = since(writing);
+    // `nimble bench`: replay the iteration right away, while its memory is still the program's.
+    if (written && config_.bench_iterations > 0 && !at_exit) {
+      bench_recorded_iteration(std::move(trace), framework_iteration_ms());
+    }
+    return;
   }
-  // `nimble run`: later iterations that match this one are launched as graphs.
-  if (config_.run && !at_exit) {
-    RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
-                               auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
-    recorded.closing = waited;
-    const bool again = written ? run_recorded(std::move(*written), recorded) : run_recording_failed(recorded);
-    if (again && may_record_again) watch_again();
-    if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);
-  }
+  // `nimble run`: later iterations that match this one are launched as graphs. It plans from the
+  // trace in memory, then the file is written while the program goes on.
+  RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
+                             auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
+  waited.trace_written_in_background = true;
+  recorded.closing = waited;
+  const bool again = run_recorded(trace, recorded);
+  write_recorded_trace_in_background(std::move(trace), report);
+  if (again && may_record_again) watch_again();
+  if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace nimble::hooks

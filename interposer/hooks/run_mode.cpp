@@ -209,10 +209,17 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
                                     {"trace_written_in_background", closing.trace_written_in_background},
                                     {"plan_and_graphs", preparing_ms}};
   char waited[200];
-  std::snprintf(waited, sizeof waited, "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and %s %.1f, plan and graphs %.1f)",
-                closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms,
-                closing.trace_written_in_background ? "handed to a writer thread" : "written", closing.trace_write_ms,
-                preparing_ms);
+  if (closing.trace_written_in_background) {
+    std::snprintf(waited, sizeof waited,
+                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f, plan and graphs %.1f; the trace file is "
+                  "written meanwhile)",
+                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, preparing_ms);
+  } else {
+    std::snprintf(waited, sizeof waited,
+                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and written %.1f, plan and graphs %.1f)",
+                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, closing.trace_write_ms,
+                  preparing_ms);
+  }
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
   say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
@@ -237,12 +244,12 @@ replayer::RunSetupOptions setup_options() {
 
 }  // namespace
 
-bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
+bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   InternalScope internal;
   const std::uint64_t began = now_ns();
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
-  replayer::PreparedRecording prepared = replayer::prepare_recording(std::move(trace), recorded, setup_options());
+  replayer::PreparedRecording prepared = replayer::prepare_recording(trace, recorded, setup_options());
   if (prepared.own_graphs) {
     // nimble run does not replay the program's own graphs yet: it steps aside for good rather
     // than keep looking, so the program runs at the idle cost.
@@ -269,16 +276,6 @@ bool run_recorded(trace::Trace trace, const RecordedIteration& recorded) {
   const bool running_on = keep_running(r);
   g_running.store(running_on, std::memory_order_relaxed);
   if (!running_on && r.session->gave_up()) say("stopped looking: too many recorded iterations could not be replayed or did not pay");
-  return running_on && r.session->take_request();
-}
-
-bool run_recording_failed(const RecordedIteration& recorded) {
-  RunState& r = make_run_state();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.refusals.push_back(recorded.path + ": the trace could not be written");
-  r.session->reject(recorded.fingerprint);
-  const bool running_on = keep_running(r);
-  g_running.store(running_on, std::memory_order_relaxed);
   return running_on && r.session->take_request();
 }
 

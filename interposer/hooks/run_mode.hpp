@@ -23,12 +23,11 @@ namespace nimble::hooks {
 // What the capture control knows of a recorded iteration besides its trace.
 using RecordedIteration = replayer::RecordedIteration;
 
-// A recorded iteration was written: it becomes a recording (scheduled, graphs built) or is
-// refused with the reason on stderr; the program goes on either way. True when nimble should
-// look for another iteration right away (nothing replayable yet). Called under the recorder's lock.
-bool run_recorded(trace::Trace trace, const RecordedIteration& recorded);
-// The trace could not be written: the period is remembered so it is not recorded again.
-bool run_recording_failed(const RecordedIteration& recorded);
+// A recorded iteration's trace (before it is written): it becomes a recording (scheduled, graphs
+// built; `trace` is left as it was) or is refused with the reason on stderr; the program goes on
+// either way. True when nimble should look for another iteration right away (nothing replayable
+// yet). Called under the recorder's lock.
+bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded);
 // Whether the automatic range found this period before (recorded, refused or dropped).
 bool run_knows_period(std::uint64_t fingerprint);
 // Too many recordings were dropped: nimble run stopped looking (everything is idle now).

@@ -79,7 +79,21 @@ trace::json PreparedRecording::description() const {
           {"arguments", setup->rule == ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"}};
 }
 
-PreparedRecording prepare_recording(trace::Trace trace, const RecordedIteration& recorded, const RunSetupOptions& options) {
+namespace {
+
+// The trace as recorded again: without the schedule prepare_recording gave it to plan.
+struct Unscheduled {
+  trace::Trace& trace;
+  ~Unscheduled() {
+    trace.schedule.reset();
+    for (trace::Task& task : trace.tasks) task.schedule.reset();
+  }
+};
+
+}  // namespace
+
+PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration& recorded, const RunSetupOptions& options) {
+  const Unscheduled restore{trace};
   if (launches_program_graphs(trace)) {
     // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile
     // with reduce-overhead, XLA command buffers), which nimble run does not replay yet.

@@ -1,5 +1,6 @@
 // The capture window: what is recorded, and what earlier work must not leak into the trace.
 #include "deps_test_util.hpp"
+#include "nimble/trace/io.hpp"
 
 namespace nimble::deps::testing {
 namespace {
@@ -25,6 +26,26 @@ TEST(Capture, TasksOutsideTheWindowAreNotRecorded) {
   auto t = engine.build_trace();
   ASSERT_EQ(t.tasks.size(), 2u);
   EXPECT_EQ(deps_of(t, 0), Ids{});  // the pre-window task is complete
+}
+
+// The recorder builds each window's trace once, taking the tasks: the same trace, not a copy.
+TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
+  Engine engine;
+  engine.stream_created(kA, 0, 0, 1);
+  engine.allocated(kX, 0x100, AllocKind::Device, kLegacyStream);
+  engine.begin_window();
+  launch(engine, kA, {wr(kX, 0x100)});
+  launch(engine, kA, {rd(kX, 0x10)});
+  engine.end_window();
+  const trace::Trace built = engine.build_trace();
+  const trace::Trace taken = engine.take_trace();
+  EXPECT_EQ(trace::dump_trace(taken), trace::dump_trace(built));
+  ASSERT_EQ(taken.tasks.size(), 2u);
+  EXPECT_EQ(deps_of(taken, 1), Ids{0});
+  EXPECT_TRUE(engine.build_trace().tasks.empty()) << "the tasks were taken";
+  engine.begin_window();  // the next window records as before
+  EXPECT_EQ(launch(engine, kA), 0);
+  EXPECT_EQ(engine.take_trace().tasks.size(), 1u);
 }
 
 TEST(Capture, EarlierWorkCreatesNoEdges) {

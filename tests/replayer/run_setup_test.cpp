@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nimble/replayer/run_setup.hpp"
+#include "nimble/trace/io.hpp"
 #include "test_util.hpp"
 
 namespace nimble::replayer {
@@ -29,13 +30,18 @@ std::string chain(int n, const std::function<int(int)>& stream_of = [](int) { re
   return tasks;
 }
 
+// prepare_recording of a trace the test does not look at again.
+PreparedRecording prepare(trace::Trace trace, const RecordedIteration& r, const RunSetupOptions& o) {
+  return prepare_recording(trace, r, o);
+}
+
 const char* const kTwoStreams = R"("streams": [{"index": 0, "handle": "0x1", "kind": "legacy"},
                                                {"index": 1, "handle": "0x55aa00", "kind": "created"}])";
 
 TEST(RunSetup, OneStreamReplaysWhereverTheProgramIssuesAndAnyArgumentMayChange) {
   RunSetupOptions o;
   o.piece = 4;
-  const PreparedRecording p = prepare_recording(parse(document(chain(10))), recorded(), o);
+  const PreparedRecording p = prepare(parse(document(chain(10))), recorded(), o);
   ASSERT_TRUE(p.setup) << p.refused_because;
   EXPECT_FALSE(p.own_graphs);
   EXPECT_FALSE(p.own_streams);
@@ -50,10 +56,27 @@ TEST(RunSetup, OneStreamReplaysWhereverTheProgramIssuesAndAnyArgumentMayChange) 
   EXPECT_EQ(p.description().value("arguments", ""), "any bytes may change");
 }
 
+// nimble run writes the trace after planning from it: the file must be the recording, without
+// the schedule the plan was made with.
+TEST(RunSetup, TheTraceIsLeftAsItCameForTheFileWrittenAfterwards) {
+  const std::string text = document(chain(6, [](int i) { return i % 2; }), kTwoStreams);
+  trace::Trace trace = parse(text);
+  const std::string before = trace::dump_trace(trace);
+  const PreparedRecording p = prepare_recording(trace, recorded(), RunSetupOptions{});
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  EXPECT_EQ(trace::dump_trace(trace), before);
+  EXPECT_FALSE(trace.schedule.has_value());
+  RunSetupOptions wide;
+  wide.max_streams = 4;
+  EXPECT_TRUE(contains(prepare_recording(trace, recorded(), wide).refused_because, "--max-streams must be 1"))
+      << "refused after scheduling";
+  EXPECT_EQ(trace::dump_trace(trace), before);
+}
+
 TEST(RunSetup, WhereTheProgramRecordedOrWaitedForEventsSegmentsEnd) {
   RecordedIteration r = recorded();
   r.event_points = {3, 7};
-  const PreparedRecording p = prepare_recording(parse(document(chain(10))), r, RunSetupOptions{});
+  const PreparedRecording p = prepare(parse(document(chain(10))), r, RunSetupOptions{});
   ASSERT_TRUE(p.setup) << p.refused_because;
   ASSERT_EQ(p.setup->segments.size(), 3u);
   EXPECT_EQ(p.setup->segments[1].begin, 3u);
@@ -62,7 +85,7 @@ TEST(RunSetup, WhereTheProgramRecordedOrWaitedForEventsSegmentsEnd) {
 
 TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurnedOff) {
   const std::string text = document(chain(6, [](int i) { return i < 2 || i > 3 ? 0 : 1; }), kTwoStreams);
-  const PreparedRecording p = prepare_recording(parse(text), recorded(), RunSetupOptions{});
+  const PreparedRecording p = prepare(parse(text), recorded(), RunSetupOptions{});
   ASSERT_TRUE(p.setup) << p.refused_because;
   EXPECT_TRUE(p.own_streams);
   EXPECT_EQ(p.program_streams, 2u);
@@ -74,20 +97,20 @@ TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurn
 
   RunSetupOptions off;
   off.multi_stream = false;
-  const PreparedRecording q = prepare_recording(parse(text), recorded(), off);
+  const PreparedRecording q = prepare(parse(text), recorded(), off);
   EXPECT_FALSE(q.setup);
   EXPECT_TRUE(contains(q.refused_because, "NIMBLE_RUN_MULTI_STREAM=0")) << q.refused_because;
 
   RunSetupOptions wide;
   wide.max_streams = 4;
-  EXPECT_TRUE(contains(prepare_recording(parse(text), recorded(), wide).refused_because, "--max-streams must be 1"));
+  EXPECT_TRUE(contains(prepare(parse(text), recorded(), wide).refused_because, "--max-streams must be 1"));
 }
 
 TEST(RunSetup, ThePerThreadDefaultStreamAmongSeveralIsRefused) {
   const std::string streams = R"("streams": [{"index": 0, "handle": "0x2", "kind": "per-thread"},
                                              {"index": 1, "handle": "0x55aa00", "kind": "created"}])";
   const PreparedRecording p =
-      prepare_recording(parse(document(chain(4, [](int i) { return i % 2; }), streams)), recorded(), RunSetupOptions{});
+      prepare(parse(document(chain(4, [](int i) { return i % 2; }), streams)), recorded(), RunSetupOptions{});
   EXPECT_FALSE(p.setup);
   EXPECT_TRUE(contains(p.refused_because, "per-thread default stream")) << p.refused_because;
 }
@@ -95,7 +118,7 @@ TEST(RunSetup, ThePerThreadDefaultStreamAmongSeveralIsRefused) {
 TEST(RunSetup, TheProgramsOwnGraphsMakeNimbleRunStepAside) {
   const std::string tasks = kernel(0, "[]") + R"(, {"id": 1, "kind": "graph", "deps": [0], "graph_exec": "0x55aa00",
                                                      "mem": [{"everything": true, "mode": "rw"}]})";
-  const PreparedRecording p = prepare_recording(parse(document(tasks)), recorded(), RunSetupOptions{});
+  const PreparedRecording p = prepare(parse(document(tasks)), recorded(), RunSetupOptions{});
   EXPECT_FALSE(p.setup);
   EXPECT_TRUE(p.own_graphs);
   EXPECT_TRUE(contains(p.refused_because, "own CUDA graphs")) << p.refused_because;
@@ -107,14 +130,14 @@ TEST(RunSetup, MemoryFreedWithCuMemFreeInsideTheIterationIsRefusedWithTheReason)
   const std::string tasks = R"({"id": 0, "kind": "memset", "deps": [],
       "memset": {"dst": "0x7f0000100000", "value": 0, "element_size": 1, "bytes": 64},
       "mem": [{"alloc": 1, "offset": 0, "size": 64, "mode": "w"}]}, )" + kernel(1, "[0]");
-  const PreparedRecording p = prepare_recording(parse(document(tasks, allocations)), recorded(), RunSetupOptions{});
+  const PreparedRecording p = prepare(parse(document(tasks, allocations)), recorded(), RunSetupOptions{});
   EXPECT_FALSE(p.setup);
   EXPECT_TRUE(contains(p.refused_because, "cuMemFree")) << p.refused_because;
 }
 
 TEST(RunSetup, ATaskNimbleCannotReplayIsRefusedNamingIt) {
   const std::string tasks = kernel(0, "[]") + R"(, {"id": 1, "kind": "mystery", "deps": [0]})";
-  const PreparedRecording p = prepare_recording(parse(document(tasks)), recorded(), RunSetupOptions{});
+  const PreparedRecording p = prepare(parse(document(tasks)), recorded(), RunSetupOptions{});
   EXPECT_FALSE(p.setup);
   EXPECT_TRUE(contains(p.refused_because, "cannot be replayed safely")) << p.refused_because;
   EXPECT_TRUE(contains(p.refused_because, "task 1")) << p.refused_because;

@@ -20,8 +20,8 @@ namespace nimble::replayer {
 struct WindowClosing {
   double cupti_stop_ms = 0;    // CUPTI detached, its activity records flushed
   double trace_build_ms = 0;   // the dependencies inferred, the trace assembled (CUPTI's durations attached)
-  double trace_write_ms = 0;   // JSON written to disk, or (in the background) a copy handed to the writer
-  bool trace_written_in_background = false;  // the file is written while the program goes on
+  double trace_write_ms = 0;   // JSON written to disk (0 in the background)
+  bool trace_written_in_background = false;  // the file is written while the program goes on (nimble run)
   double total_ms() const { return cupti_stop_ms + trace_build_ms + trace_write_ms; }
 };
 
@@ -55,7 +55,8 @@ struct PreparedRecording {
 };
 
 // Schedules the trace (at most options.max_streams streams), builds the plan and decides. Never
-// throws for a bad trace: the problem is the refusal.
-PreparedRecording prepare_recording(trace::Trace trace, const RecordedIteration& recorded, const RunSetupOptions& options);
+// throws for a bad trace: the problem is the refusal. `trace` is left as it came (its schedule
+// removed again): nimble run writes it afterwards, without the program waiting for a copy.
+PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration& recorded, const RunSetupOptions& options);
 
 }  // namespace nimble::replayer
