@@ -40,6 +40,7 @@ struct Config {
   double run_min_speedup = defaults::run_min_speedup;   // NIMBLE_RUN_MIN_SPEEDUP
   int run_stale = defaults::run_stale;                  // NIMBLE_RUN_STALE
   int run_side_exit_looks = defaults::run_side_exit_looks;  // NIMBLE_RUN_SIDE_EXIT_LOOKS
+  bool run_cupti = defaults::run_cupti;                 // NIMBLE_RUN_CUPTI
   std::string run_output = defaults::run_output;        // NIMBLE_RUN_OUTPUT (run_output_path)
   bool host_times = defaults::host_times;               // NIMBLE_HOST_TIMES
   std::vector<std::string> errors;                      // problems found; recording stays off if any

@@ -304,8 +304,13 @@ void RecordingWindow::at_exit() {
 void RecordingWindow::start_cupti() {
   InternalScope internal;
   cupti_status_.clear();
-  cupti_running_ = config_.cupti && cupti::start(&cupti_status_);
-  if (!config_.cupti) cupti_status_ = "disabled by NIMBLE_CUPTI=0";
+  const bool wanted = config_.cupti && (!config_.run || config_.run_cupti);
+  cupti_running_ = wanted && cupti::start(&cupti_status_);
+  if (!config_.cupti) {
+    cupti_status_ = "disabled by NIMBLE_CUPTI=0";
+  } else if (!wanted) {
+    cupti_status_ = "not attached by nimble run (NIMBLE_RUN_CUPTI=1 attaches it to the first recording)";
+  }
 }
 
 void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is_kernel) {
