@@ -280,10 +280,7 @@ std::string summarize_recording(const trace::Trace& trace) {
     const auto in_graphs = coverage.value("cupti_graph_kernels", std::int64_t{0});
     out << "  coverage     " << traced << " kernels traced, CUPTI counted " << cupti
         << (in_graphs > 0 ? " (" + std::to_string(in_graphs) + " as graph nodes)" : std::string())
-        << (traced == cupti ? " (complete)"
-            : coverage.value("cupti_after_first_task", false) && traced - cupti <= 1
-                ? " (from the window's second task: CUPTI was attached after the first)"
-                : " (MISSING " + std::to_string(cupti - traced) + ")")
+        << (traced == cupti ? " (complete)" : " (MISSING " + std::to_string(cupti - traced) + ")")
         << "; durations for " << timed << " of " << trace.tasks.size() << " tasks\n";
   } else {
     out << "  coverage     " << traced << " kernels traced; no CUPTI reference ("

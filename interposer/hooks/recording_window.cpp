@@ -9,6 +9,7 @@
 #include "output.hpp"
 #include "real_driver.hpp"
 #include "recorder.hpp"
+#include "trace_writer.hpp"
 
 namespace nimble::hooks {
 namespace {
@@ -396,9 +397,20 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // trace in memory, then the file is written while the program goes on.
   RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
                              auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
+  // An earlier recording's file still being written is waited for here, where the program waits
+  // anyway, so that the wait is told.
+  const auto writing = Clock::now();
+  background_trace_writer().finish();
+  waited.trace_write_ms = since(writing);
   waited.trace_written_in_background = true;
   recorded.closing = waited;
-  const bool again = run_recorded(trace, recorded);
+  bool again = false;
+  try {
+    again = run_recorded(trace, recorded);
+  } catch (...) {
+    write_recorded_trace_in_background(std::move(trace), report);  // the file, whatever became of the plan
+    throw;
+  }
   write_recorded_trace_in_background(std::move(trace), report);
   if (again && may_record_again) watch_again();
   if (!again && may_record_again && run_gave_up()) g_recording.store(false, std::memory_order_relaxed);

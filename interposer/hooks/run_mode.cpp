@@ -210,10 +210,12 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
                                     {"plan_and_graphs", preparing_ms}};
   char waited[200];
   if (closing.trace_written_in_background) {
+    char earlier[64] = "";
+    if (closing.trace_write_ms >= 0.1) std::snprintf(earlier, sizeof earlier, ", an earlier one %.1f", closing.trace_write_ms);
     std::snprintf(waited, sizeof waited,
-                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f, plan and graphs %.1f; the trace file is "
+                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f, plan and graphs %.1f%s; the trace file is "
                   "written meanwhile)",
-                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, preparing_ms);
+                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, preparing_ms, earlier);
   } else {
     std::snprintf(waited, sizeof waited,
                   "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and written %.1f, plan and graphs %.1f)",

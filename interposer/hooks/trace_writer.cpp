@@ -8,7 +8,23 @@
 
 namespace nimble::hooks {
 
-TraceWriter::~TraceWriter() { finish(); }
+namespace {
+
+std::optional<std::string> write_now(const trace::Trace& trace, const std::string& path) {
+  try {
+    return trace::write_trace(trace, path);
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+}
+
+}  // namespace
+
+TraceWriter::~TraceWriter() {
+  // In a forked child the thread is the parent's: let it go (destroying it joinable would abort).
+  if (owner_ != getpid()) (void)thread_.release();
+  finish();
+}
 
 void TraceWriter::join_locked() {
   if (!thread_) return;
@@ -21,14 +37,14 @@ void TraceWriter::join_locked() {
 void TraceWriter::write(trace::Trace trace, std::string path, Done done) {
   std::lock_guard<std::mutex> lock(mu_);
   join_locked();
+  if (closed_) {
+    const std::optional<std::string> error = write_now(trace, path);
+    if (done) done(error);
+    return;
+  }
   owner_ = getpid();
   thread_ = std::make_unique<std::thread>([trace = std::move(trace), path = std::move(path), done = std::move(done)] {
-    std::optional<std::string> error;
-    try {
-      error = trace::write_trace(trace, path);
-    } catch (const std::exception& e) {
-      error = std::string(e.what());
-    }
+    const std::optional<std::string> error = write_now(trace, path);
     if (done) done(error);
   });
 }
@@ -39,10 +55,17 @@ void TraceWriter::finish() {
   join_locked();
 }
 
+void TraceWriter::close() {
+  if (creator_ != getpid()) return;  // a forked child: its lock may be held by a thread it does not have
+  std::lock_guard<std::mutex> lock(mu_);
+  join_locked();
+  closed_ = true;
+}
+
 TraceWriter& background_trace_writer() {
   static TraceWriter* writer = [] {
     auto* w = new TraceWriter();
-    std::atexit([] { background_trace_writer().finish(); });
+    std::atexit([] { background_trace_writer().close(); });
     return w;
   }();
   return *writer;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <functional>
@@ -32,11 +33,14 @@ class TraceWriter {
   ~TraceWriter();  // waits for the write under way
 
   // Starts writing `trace` to `path`; an earlier write is finished first (traces are written in
-  // the order recorded).
+  // the order recorded). Once closed, writes on the caller's thread before returning.
   void write(trace::Trace trace, std::string path, Done done);
   // Waits for the write under way, if any. In a forked child, whose copy of this object names the
   // parent's thread, it returns at once: the parent writes the file.
   void finish();
+  // finish(), and every later write is made at once: at exit, a thread started after the last
+  // wait would be cut off with the process, its file never written.
+  void close();
 
  private:
   void join_locked();
@@ -44,10 +48,12 @@ class TraceWriter {
   std::mutex mu_;
   std::unique_ptr<std::thread> thread_;
   std::atomic<pid_t> owner_{0};  // the process that started thread_
+  const pid_t creator_ = getpid();  // the process that made this writer
+  bool closed_ = false;          // under mu_
 };
 
 // The one writer of this process: created on first use and never destroyed (wrappers may run
-// during exit); waited for at exit.
+// during exit); closed at exit.
 TraceWriter& background_trace_writer();
 
 }  // namespace nimble::hooks

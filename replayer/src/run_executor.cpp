@@ -167,8 +167,8 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
     if (writes < best_writes) best = v, best_writes = writes;
   }
-  const bool recurring = max_variants_ > 1 && best_writes > 0 && seen_before(segment, wanted);
   if (best_writes > 0 && variants.size() < max_variants_) {
+    const bool recurring = seen_before(segment, wanted);  // only while there is room: variants never shrink
     Variant fresh = fresh_variant(segment, nullptr);
     const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
     if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {

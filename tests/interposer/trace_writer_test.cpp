@@ -68,6 +68,48 @@ TEST(TraceWriter, DestroyingTheWriterWaitsForTheWrite) {
   EXPECT_EQ(loaded.trace->tasks.size(), 2000u);
 }
 
+// At exit the writer is closed: a recording closed after that (another thread of the program) is
+// written before write() returns, not on a thread the process would cut off.
+TEST(TraceWriter, OnceClosedAWriteIsMadeBeforeItReturns) {
+  const std::string path = temp_dir() + "/t.json";
+  hooks::TraceWriter writer;
+  writer.close();
+  bool told = false;
+  writer.write(chain(7), path, [&](const std::optional<std::string>& error) { told = !error; });
+  EXPECT_TRUE(told);
+  const trace::LoadResult loaded = trace::load_trace(path);
+  ASSERT_TRUE(loaded.trace) << "written before write() returned";
+  EXPECT_EQ(loaded.trace->tasks.size(), 7u);
+}
+
+// A writer destroyed in a forked child while the parent's thread was writing: the child's copy
+// lets that thread go (destroying it joinable would abort the child).
+TEST(TraceWriter, AWriterDestroyedInAForkedChildLetsTheParentsThreadGo) {
+  const std::string path = temp_dir() + "/t.json";
+  auto* writer = new hooks::TraceWriter();
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  writer->write(chain(3), path, [released](const std::optional<std::string>&) { released.wait(); });
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    delete writer;
+    _exit(0);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {  // up to 10 s
+    done = waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (done == 0) kill(child, SIGKILL);
+  release.set_value();
+  delete writer;
+  ASSERT_EQ(done, child) << "the child hung";
+  EXPECT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_TRUE(trace::load_trace(path).trace);
+}
+
 // A forked child's copy of the writer names the parent's thread: finishing there must return at
 // once (joining a thread of another process would hang or crash the child), and the parent's
 // write is unaffected.
