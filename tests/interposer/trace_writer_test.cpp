@@ -27,6 +27,17 @@ trace::Trace chain(int n) {
   return t;
 }
 
+// Waits up to 10 s for a forked child to end; kills it and returns false when it does not.
+bool waited_for(pid_t child, int* status) {
+  for (int i = 0; i < 500; ++i) {
+    if (waitpid(child, status, WNOHANG) == child) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, status, 0);
+  return false;
+}
+
 TEST(TraceWriter, TheFileIsCompleteOnceTheWriteIsFinished) {
   const std::string path = temp_dir() + "/t.json";
   hooks::TraceWriter writer;
@@ -93,19 +104,14 @@ TEST(TraceWriter, AWriterDestroyedInAForkedChildLetsTheParentsThreadGo) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    delete writer;
+    writer->~TraceWriter();  // the destructor alone: no free in a forked child of a threaded process
     _exit(0);
   }
   int status = 0;
-  pid_t done = 0;
-  for (int i = 0; i < 500 && done == 0; ++i) {  // up to 10 s
-    done = waitpid(child, &status, WNOHANG);
-    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (done == 0) kill(child, SIGKILL);
+  const bool ended = waited_for(child, &status);
   release.set_value();
   delete writer;
-  ASSERT_EQ(done, child) << "the child hung";
+  ASSERT_TRUE(ended) << "the child hung";
   EXPECT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_TRUE(trace::load_trace(path).trace);
 }
@@ -122,21 +128,17 @@ TEST(TraceWriter, AForkedChildDoesNotWaitForTheParentsWrite) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    // Only what a forked child of nimble does (recording is off there): its exit closes the
+    // writer. Nothing else: a child of a threaded process may not even start a thread safely.
     writer.finish();
-    writer.write(chain(1), path + ".child", {});  // lets the parent's thread go, writes its own
-    writer.finish();
-    _exit(trace::load_trace(path + ".child").trace ? 0 : 3);
+    writer.close();
+    _exit(0);
   }
   int status = 0;
-  pid_t done = 0;
-  for (int i = 0; i < 500 && done == 0; ++i) {  // up to 10 s
-    done = waitpid(child, &status, WNOHANG);
-    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (done == 0) kill(child, SIGKILL);
+  const bool ended = waited_for(child, &status);
   release.set_value();
   writer.finish();
-  ASSERT_EQ(done, child) << "the child hung in finish()";
+  ASSERT_TRUE(ended) << "the child hung in finish()";
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_TRUE(trace::load_trace(path).trace);
