@@ -22,6 +22,7 @@
 #include "real_driver.hpp"
 #include "recorder.hpp"
 #include "signature.hpp"
+#include "trace_writer.hpp"
 
 namespace nimble::hooks {
 namespace {
@@ -107,6 +108,9 @@ void write_summary() {
 void at_exit() {
   RunState* state = run_state();
   if (!state) return;
+  // The trace files first: the summary must be newer than them (the CLI shows only a summary
+  // written with the trace), whichever exit handler was registered first.
+  background_trace_writer().close();
   try {
     std::lock_guard<std::mutex> lock(state->mu);
     InternalScope internal;
