@@ -1,4 +1,5 @@
 #include "nimble/replayer/bench.hpp"
+#include "nimble/replayer/byte_hash.hpp"
 
 #include <algorithm>
 
@@ -45,12 +46,12 @@ std::vector<std::uint64_t> checksums(const DriverApi& api, const std::vector<Mem
   std::vector<std::uint8_t> host;
   constexpr std::uint64_t kChunk = std::uint64_t{64} << 20;
   for (const MemoryRange& r : ranges) {
-    std::uint64_t hash = 1469598103934665603ull;
+    std::uint64_t hash = kByteHashStart;
     for (std::uint64_t done = 0; done < r.size; done += kChunk) {
       const std::uint64_t n = std::min(kChunk, r.size - done);
       host.resize(n);
       check(api, api.memcpy_dtoh(host.data(), r.addr + done, n), "cuMemcpyDtoH (memory check)");
-      for (std::uint8_t byte : host) hash = (hash ^ byte) * 1099511628211ull;
+      hash = byte_hash(hash, host.data(), host.size());
     }
     result.push_back(hash);
   }

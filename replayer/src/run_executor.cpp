@@ -1,5 +1,7 @@
 #include "nimble/replayer/run_executor.hpp"
 
+#include "nimble/replayer/byte_hash.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -77,12 +79,10 @@ std::size_t GraphExecutor::writes_needed(const Variant& v, std::size_t begin, co
 }
 
 bool GraphExecutor::seen_before(std::size_t s, const std::vector<Wanted>& wanted) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the ops and their bytes
-  const auto mix = [&h](std::uint64_t byte) { h = (h ^ byte) * 1099511628211ULL; };
+  std::uint64_t h = kByteHashStart;  // each op's index and length, then its bytes
   for (const Wanted& w : wanted) {
-    for (int shift = 0; shift < 64; shift += 8) mix((w.op >> shift) & 0xff);
-    for (std::uint8_t b : w.bytes) mix(b);
-    mix(0x100);  // between ops
+    const std::uint64_t op_and_length[2] = {w.op, w.bytes.size()};
+    h = byte_hash(byte_hash(h, op_and_length, sizeof op_and_length), w.bytes.data(), w.bytes.size());
   }
   std::deque<std::uint64_t>& recent = recent_sets_.at(s);
   const bool seen = std::find(recent.begin(), recent.end(), h) != recent.end();
