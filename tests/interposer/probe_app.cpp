@@ -544,14 +544,16 @@ int program_graph(int iterations) {
 // nimble run's cost per call on the CPU: iterations of `kernels` launches (scale and fill
 // alternating; scale's scalar changes every iteration when `changing`), a copy out and a sync,
 // iteration 1 bracketed by cuProfilerStart/Stop. Prints the mean nanoseconds per launch over the
-// iterations after the first 10. Run it idle and under `nimble run` to compare.
-int overhead(int iterations, int kernels, bool changing) {
+// iterations after the first 10. Run it idle and under `nimble run` to compare. With
+// `record_all`, every iteration is bracketed instead (what describing each call costs while a
+// window records).
+int overhead(int iterations, int kernels, bool changing, bool record_all = false) {
   using Clock = std::chrono::steady_clock;
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
-  Clock::time_point start;
+  Clock::time_point start, end;
   for (int i = 0; i < iterations; ++i) {
-    if (i == 1) cuProfilerStart();
+    if (i == (record_all ? 0 : 1)) cuProfilerStart();
     if (i == 10) start = Clock::now();
     int n = changing ? 100 + i : 100;
     int m = 7;
@@ -566,9 +568,10 @@ int overhead(int iterations, int kernels, bool changing) {
     }
     cuMemcpyDtoHAsync(host, b, 1024, nullptr);
     cuStreamSynchronize(nullptr);
-    if (i == 1) cuProfilerStop();
+    if (i == iterations - 1) end = Clock::now();  // before the trace is written
+    if (i == (record_all ? iterations - 1 : 1)) cuProfilerStop();
   }
-  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  const double ns = std::chrono::duration<double, std::nano>(end - start).count();
   std::printf("ns_per_launch=%.1f\n", ns / (static_cast<double>(iterations - 10) * kernels));
   std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
   return 0;
@@ -705,6 +708,7 @@ int main(int argc, char** argv) {
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
+  if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.
   // (Each eval step launches 10 kernels, so three of them are long enough to be a period.)
