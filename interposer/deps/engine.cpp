@@ -30,7 +30,7 @@ struct Engine::State {
   detail::StreamOrder order;
   detail::AllocationTable allocations;
   detail::MemoryState memory;
-  std::vector<TaskRecord> tasks;
+  detail::TaskRecords tasks;
   std::vector<std::size_t> event_points;  // tasks recorded before each event record or wait
   // Stream ids for the nodes of program graph launches, apart from the streams' own.
   detail::StreamId next_graph_stream = detail::StreamId{1} << 62;
@@ -202,6 +202,7 @@ TaskRecord record_of(TaskEvent& event, int stream, TaskMemory& memory, DepCollec
   rec.thread = event.thread;
   rec.deps = deps.finish();
   rec.mem = std::move(memory.shown);
+  rec.kernel = std::move(event.kernel);
   rec.detail = std::move(event.detail);
   return rec;
 }

@@ -73,7 +73,9 @@ enum class AllocKind { Device, Async, Mapped, Managed, Host, ModuleGlobal };
 struct GraphNodeEvent;
 
 // A GPU task as the hook layer saw it. `detail` holds the kind-specific trace fields
-// (name, grid, block, args, copy direction, library call, ...) and is copied into the trace task.
+// (copy direction, library call, ...) and is copied into the trace task; a kernel's fields stay
+// typed in `kernel` until the trace is built (while a window records, every launch pays for what
+// it keeps: JSON values cost the program several times what the record does).
 struct TaskEvent {
   // GraphLaunch: a program graph launch whose nodes are recorded (graph_nodes); Graph: one whose
   // nodes nimble could not see (one opaque task touching everything).
@@ -82,6 +84,7 @@ struct TaskEvent {
   ThreadId thread = 0;
   std::vector<MemAccess> accesses;
   trace::json detail = trace::json::object();
+  std::optional<trace::KernelRecord> kernel;  // written before `detail`'s fields
   // kind "graph_launch": the graph's nodes, in a topological order.
   std::vector<GraphNodeEvent> graph_nodes;
 };

@@ -38,6 +38,7 @@ trace::Task make_task(trace::TaskId id, TaskRecord rec) {
   task.kind = trace::kind_name(rec.kind);
   if (rec.stream >= 0) task.stream = rec.stream;
   task.extra["thread"] = rec.thread;
+  if (rec.kernel) task.kernel = std::make_shared<const trace::KernelRecord>(std::move(*rec.kernel));
   if (rec.detail.is_object()) {
     for (auto& [key, value] : rec.detail.items()) {
       if (key == "duration_us" && value.is_number()) {
@@ -97,13 +98,13 @@ trace::json allocations_json(const std::vector<AllocRecord>& allocations) {
 
 }  // namespace
 
-trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
+trace::Trace build_trace(const TaskRecords& tasks,
                          const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
-  return build_trace(std::vector<TaskRecord>(tasks), streams, allocations, policy);
+  return build_trace(TaskRecords(tasks), streams, allocations, policy);
 }
 
-trace::Trace build_trace(std::vector<TaskRecord>&& tasks, const std::vector<StreamInfo*>& streams,
+trace::Trace build_trace(TaskRecords&& tasks, const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
   trace::Trace out;
   out.tasks.reserve(tasks.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -19,14 +20,19 @@ struct TaskRecord {
   ThreadId thread = 0;
   std::vector<Dep> deps;
   std::vector<trace::MemoryAccess> mem;  // as the trace shows them
+  std::optional<trace::KernelRecord> kernel;
   trace::json detail;
 };
 
-trace::Trace build_trace(const std::vector<TaskRecord>& tasks,
+// A window's records, in issue order. A deque: a record, once made, is never moved again (a
+// vector's growth copied every record of a large window, on the program's thread).
+using TaskRecords = std::deque<TaskRecord>;
+
+trace::Trace build_trace(const TaskRecords& tasks,
                          const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
 // The same, taking the records (they are left empty).
-trace::Trace build_trace(std::vector<TaskRecord>&& tasks, const std::vector<StreamInfo*>& streams,
+trace::Trace build_trace(TaskRecords&& tasks, const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
 
 }  // namespace nimble::deps::detail

@@ -115,7 +115,7 @@ void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::
     for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
     for (auto& a : global_accesses(k)) event.accesses.push_back(a);
   }
-  trace::add_fields(event.detail, kernel);
+  event.kernel = std::move(kernel);
 }
 
 namespace {

@@ -250,9 +250,7 @@ std::string orders_only_names() {
 }
 
 std::string task_name(const trace::Task& task) {
-  auto name = task.extra.find("name");
-  if (name != task.extra.end() && name->is_string()) return name->get<std::string>();
-  return task.kind;
+  return trace::kernel_name(task).value_or(task.kind);
 }
 
 // "library_call_id", "library_call" and "library_key" (optional: recorders before them, edited

@@ -48,6 +48,33 @@ TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
   EXPECT_EQ(engine.take_trace().tasks.size(), 1u);
 }
 
+// A launch's fields stay typed from the hook to the trace (no JSON on the program's thread), and
+// the trace written is the one they would make as JSON.
+TEST(Capture, KernelFieldsStayTypedIntoTheTrace) {
+  Engine engine;
+  engine.stream_created(kA, 0, 0, 1);
+  engine.begin_window();
+  TaskEvent ev;
+  ev.stream = kA;
+  trace::KernelRecord k;
+  k.name = "void k()";
+  k.function = 0x10;
+  ev.kernel = k;
+  ev.detail["api"] = "cuLaunchKernel";
+  engine.task(std::move(ev));
+  engine.end_window();
+  const trace::Trace taken = engine.take_trace();
+  ASSERT_EQ(taken.tasks.size(), 1u);
+  ASSERT_TRUE(taken.tasks[0].kernel);
+  EXPECT_EQ(taken.tasks[0].kernel->name, "void k()");
+  EXPECT_FALSE(taken.tasks[0].extra.contains("name"));
+  const trace::json written = trace::json::parse(trace::dump_trace(taken));
+  const trace::json& task = written["tasks"][0];
+  EXPECT_EQ(task["name"], "void k()");
+  EXPECT_EQ(task["function"], "0x10");
+  EXPECT_EQ(task["api"], "cuLaunchKernel");
+}
+
 TEST(Capture, EarlierWorkCreatesNoEdges) {
   Engine engine;
   engine.stream_created(kA, 0, 0, 1);

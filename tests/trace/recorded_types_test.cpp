@@ -2,6 +2,7 @@
 // for key, the readers give back what was written, and a bad field is named in the error.
 #include <gtest/gtest.h>
 
+#include "nimble/trace/io.hpp"
 #include "nimble/trace/recorded.hpp"
 
 namespace nimble::trace {
@@ -81,6 +82,44 @@ TEST(RecordedTypes, KernelFieldsAreWrittenInTheDocumentedOrderAndReadBack) {
   ASSERT_EQ(back.args.pointers.size(), 1u);
   EXPECT_EQ(back.args.pointers[0].alloc, 3);
   EXPECT_EQ(back.args.pointers[0].alloc_offset, 16u);
+}
+
+// The recorder keeps a kernel's fields typed (Task::kernel) until the trace is written: the file
+// must be the one it wrote when they were JSON in `extra`, and readers must see them.
+TEST(RecordedTypes, TypedKernelFieldsAreWrittenWhereTheRecorderPutThemAndRead) {
+  KernelRecord k;
+  k.name = "void g(float*)";
+  k.function = 0x77;
+  k.launch.grid = {4, 1, 1};
+  k.args.bytes = {1, 2, 3, 4};
+  k.args.params = {{0, 4}};
+  Trace as_json, typed;
+  for (Trace* t : {&as_json, &typed}) {
+    Task task;
+    task.kind = "kernel";
+    task.stream = 0;
+    task.extra["thread"] = 12;
+    if (t == &as_json) add_fields(task.extra, k);
+    task.extra["api"] = "cuLaunchKernel";
+    task.extra["dep_reasons"] = json::object();
+    if (t == &typed) task.kernel = std::make_shared<const KernelRecord>(k);
+    t->tasks.push_back(task);
+  }
+  const std::string text = dump_trace(as_json);
+  EXPECT_EQ(dump_trace(typed), text);
+  EXPECT_LT(text.find("\"thread\""), text.find("\"name\""));
+  EXPECT_LT(text.find("\"args\""), text.find("\"api\""));
+  EXPECT_EQ(kernel_name(typed.tasks[0]), "void g(float*)");
+  EXPECT_EQ(read_kernel(typed.tasks[0]).args.bytes, k.args.bytes);
+  EXPECT_EQ(kernel_name(as_json.tasks[0]), "void g(float*)");
+  // Without "thread" (a task built by hand) they come first among the other fields.
+  typed.tasks[0].extra.erase("thread");
+  const std::string without_thread = dump_trace(typed);
+  EXPECT_LT(without_thread.find("\"name\""), without_thread.find("\"api\""));
+  // A field in `extra` that the typed ones also have is written once, the typed one.
+  typed.tasks[0].extra["name"] = "stale";
+  EXPECT_EQ(dump_trace(typed).find("stale"), std::string::npos);
+  EXPECT_EQ(kernel_name(task_with(R"("name": null)")), std::nullopt);
 }
 
 TEST(RecordedTypes, DecodedAttributesFollowTheOrderTheProgramPassedThem) {

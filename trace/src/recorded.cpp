@@ -371,6 +371,7 @@ ArgsRecord args_from_json(const json& args) {
 }
 
 KernelRecord read_kernel(const Task& task) {
+  if (task.kernel) return *task.kernel;
   KernelRecord k;
   const json& fields = task.extra;
   if (const json* name = optional_member(fields, "name"); name && name->is_string()) k.name = name->get<std::string>();
@@ -383,6 +384,13 @@ KernelRecord read_kernel(const Task& task) {
   k.launch = launch_from_json(task_field(task, "launch"));
   k.args = args_from_json(task_field(task, "args"));
   return k;
+}
+
+std::optional<std::string> kernel_name(const Task& task) {
+  if (task.kernel) return task.kernel->name;
+  const json* name = optional_member(task.extra, "name");
+  if (name && name->is_string()) return name->get<std::string>();
+  return std::nullopt;
 }
 
 CopyRecord copy_from_json(const json& copy) {

@@ -8,6 +8,7 @@
 #include "json_checks.hpp"
 #include "json_pretty.hpp"
 #include "nimble/trace/io.hpp"
+#include "nimble/trace/recorded.hpp"
 
 namespace nimble::trace {
 namespace {
@@ -15,13 +16,21 @@ namespace {
 using detail::append_member;
 
 // Extra fields that collide with a typed one (possible only in traces built in memory) would
-// write a key twice; the typed field wins.
-void append_extras(json& object, const json& extra, std::initializer_list<std::string_view> known) {
+// write a key twice; the typed field wins. `after_thread`: fields that go right after "thread"
+// (a kernel's typed fields, where the recorder puts them), or first when there is none.
+void append_extras(json& object, const json& extra, std::initializer_list<std::string_view> known,
+                   const json& after_thread = json::object()) {
+  const auto append_after_thread = [&] {
+    for (const auto& [key, value] : after_thread.items()) append_member(object, key, value);
+  };
+  const bool has_thread = extra.is_object() && extra.contains("thread");
+  if (!has_thread) append_after_thread();
   if (!extra.is_object()) return;
   for (const auto& [key, value] : extra.get_ref<const json::object_t&>()) {
-    bool collides = false;
+    bool collides = after_thread.contains(key);
     for (const auto name : known) collides = collides || key == name;
     if (!collides) append_member(object, key, value);
+    if (key == "thread") append_after_thread();
   }
 }
 
@@ -42,7 +51,9 @@ json task_json(const Task& task) {
   append_member(object, "deps", task.deps);
   if (task.duration_us) append_member(object, "duration_us", duration_json(*task.duration_us));
   if (task.stream) append_member(object, "stream", *task.stream);
-  append_extras(object, task.extra, {"id", "kind", "deps", "duration_us", "stream", "schedule"});
+  json kernel = json::object();
+  if (task.kernel) add_fields(kernel, *task.kernel);
+  append_extras(object, task.extra, {"id", "kind", "deps", "duration_us", "stream", "schedule"}, kernel);
   if (task.schedule) {
     json schedule = json::object();
     append_member(schedule, "stream", task.schedule->stream);

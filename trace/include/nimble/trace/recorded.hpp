@@ -188,8 +188,11 @@ std::string join_reasons(const std::vector<DepReason>& reasons);
 
 // ---- reading ---------------------------------------------------------------------------------
 
-// A task's "launch", "args", ... (RecordedFieldError when missing or malformed).
+// A task's "launch", "args", ... (RecordedFieldError when missing or malformed), or its typed
+// fields (Task::kernel).
 KernelRecord read_kernel(const Task& task);
+// A kernel task's "name", nullopt when it has none.
+std::optional<std::string> kernel_name(const Task& task);
 CopyRecord read_copy(const Task& task);
 MemsetRecord read_memset(const Task& task);
 // "mem" (empty when absent).

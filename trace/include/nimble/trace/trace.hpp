@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ struct TaskSchedule {
   json extra = json::object();
 };
 
+struct KernelRecord;  // recorded.hpp
+
 struct Task {
   TaskId id = 0;
   std::string kind;                   // "kernel", "memcpy", "memset", ...
@@ -36,6 +39,11 @@ struct Task {
   std::optional<int> stream;          // the program's original stream index
   std::optional<TaskSchedule> schedule;
   json extra = json::object();        // every other field, preserved
+  // In memory only: a kernel's recorded fields (name, mangled, function, handle, launch, args)
+  // as the recorder made them, instead of in `extra`; written right after "thread". A recording
+  // is planned from them and written on another thread without being turned into JSON and read
+  // back first. Read them with read_kernel / kernel_name, which look in both places.
+  std::shared_ptr<const KernelRecord> kernel;
 };
 
 // Top-level "schedule" section of a scheduled trace.
