@@ -73,8 +73,11 @@ def steps_replayed(per_step):
 
 
 def nimble_paths():
-    """The nimble binary and libnimble.so: build-gpu/ (carried to the GPU machine) or build/."""
-    nimble = os.path.join(ROOT, "build-gpu", "bin", "nimble")
+    """The nimble binary and libnimble.so: $NIMBLE_BUILD (a build folder, to compare two builds on
+    one lease), build-gpu/ (carried to the GPU machine) or build/."""
+    nimble = os.path.join(ROOT, os.environ.get("NIMBLE_BUILD", "build-gpu"), "bin", "nimble")
+    if "NIMBLE_BUILD" in os.environ and not os.path.exists(nimble):
+        sys.exit(f"corpus.py: NIMBLE_BUILD={os.environ['NIMBLE_BUILD']}: no {nimble}")
     if not os.path.exists(nimble):
         nimble = os.path.join(ROOT, "build", "bin", "nimble")
     return nimble, os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
