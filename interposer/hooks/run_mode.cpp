@@ -178,10 +178,10 @@ bool keep_running(const RunState& r) {
 
 // The recorded iteration as a recording (replayer/run_setup.hpp decides), or the reason it cannot
 // be one.
-// `closing`: the program's wait for the window's trace; `began_ns`: when preparing it began (the
-// program waits for both, once per recording: the cost a short run cannot win back).
+// `closing`: the program's wait for the window's trace; `began_ns`, `planned_ns`: when planning
+// began and ended (the program waits for all of it, once per recording).
 std::string add_recording(RunState& r, replayer::PreparedRecording prepared, const replayer::WindowClosing& closing,
-                          std::uint64_t began_ns) {
+                          std::uint64_t began_ns, std::uint64_t planned_ns) {
   if (!prepared.setup) return prepared.refused_because;
   if (r.executors.empty()) {
     std::string missing;
@@ -206,26 +206,9 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
   described["graphs"] = built->graphs();
   described["piece"] = config().run_piece;
   described["variants"] = config().run_variants;
-  const double preparing_ms = static_cast<double>(now_ns() - began_ns) / 1e6;
-  described["program_waited_ms"] = {{"cupti_stop", closing.cupti_stop_ms},
-                                    {"trace_build", closing.trace_build_ms},
-                                    {"trace_write", closing.trace_write_ms},
-                                    {"trace_written_in_background", closing.trace_written_in_background},
-                                    {"plan_and_graphs", preparing_ms}};
-  char waited[200];
-  if (closing.trace_written_in_background) {
-    char earlier[64] = "";
-    if (closing.trace_write_ms >= 0.1) std::snprintf(earlier, sizeof earlier, ", an earlier one %.1f", closing.trace_write_ms);
-    std::snprintf(waited, sizeof waited,
-                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f, plan and graphs %.1f%s; the trace file is "
-                  "written meanwhile)",
-                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, preparing_ms, earlier);
-  } else {
-    std::snprintf(waited, sizeof waited,
-                  "; the program waited %.1f ms (CUPTI %.1f, trace built %.1f and written %.1f, plan and graphs %.1f)",
-                  closing.total_ms() + preparing_ms, closing.cupti_stop_ms, closing.trace_build_ms, closing.trace_write_ms,
-                  preparing_ms);
-  }
+  replayer::RecordingWait wait{closing, static_cast<double>(planned_ns - began_ns) / 1e6,
+                                static_cast<double>(now_ns() - planned_ns) / 1e6};
+  described["program_waited_ms"] = replayer::wait_json(wait);
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
   say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
@@ -234,7 +217,7 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
       (o.compare_block == 0 && o.trial_block > 0
            ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"
            : "") +
-      " (summary at exit, " + r.summary_path + ")" + waited);
+      " (summary at exit, " + r.summary_path + "); " + replayer::wait_text(wait));
   return "";
 }
 
@@ -256,6 +239,7 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
   replayer::PreparedRecording prepared = replayer::prepare_recording(trace, recorded, setup_options());
+  const std::uint64_t planned = now_ns();
   if (prepared.own_graphs) {
     // nimble run does not replay the program's own graphs yet: it steps aside for good rather
     // than keep looking, so the program runs at the idle cost.
@@ -268,7 +252,7 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   }
   std::string reason;
   try {
-    reason = add_recording(r, std::move(prepared), recorded.closing, began);
+    reason = add_recording(r, std::move(prepared), recorded.closing, began, planned);
   } catch (const std::exception& e) {
     reason = e.what();
   }

@@ -310,6 +310,7 @@ PlanResult build_plan(const trace::Trace& trace) {
       stream_handles.push_back(handle.value_or(0));
     }
   }
+  plan.ops.reserve(trace.tasks.size());  // growing moved every op of a large plan, on the program's thread
   for (const trace::Task& task : trace.tasks) {
     const std::string where = "task " + std::to_string(task.id) + " (" + task.kind + ")";
     Op op;

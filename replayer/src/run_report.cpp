@@ -196,4 +196,33 @@ std::string run_summary_text(const RunReportInput& in) {
   return text;
 }
 
+trace::json wait_json(const RecordingWait& w) {
+  const WindowClosing& c = w.closing;
+  return {{"cupti_stop", c.cupti_stop_ms},
+          {"trace_build", c.trace_build_ms},
+          {"trace_write", c.trace_write_ms},
+          {"trace_written_in_background", c.trace_written_in_background},
+          {"plan", w.plan_ms},
+          {"graphs", w.graphs_ms},
+          {"plan_and_graphs", w.plan_ms + w.graphs_ms}};
+}
+
+std::string wait_text(const RecordingWait& w) {
+  const WindowClosing& c = w.closing;
+  const auto ms = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", v);
+    return std::string(text);
+  };
+  std::string parts;
+  if (c.cupti_stop_ms >= 0.05) parts += "CUPTI " + ms(c.cupti_stop_ms) + ", ";
+  parts += "trace built " + ms(c.trace_build_ms);
+  // In the background the write waited for is an earlier recording's file, if any.
+  if (!c.trace_written_in_background) parts += " and written " + ms(c.trace_write_ms);
+  parts += ", plan " + ms(w.plan_ms) + ", graphs " + ms(w.graphs_ms);
+  if (c.trace_written_in_background && c.trace_write_ms >= 0.1) parts += ", an earlier trace file " + ms(c.trace_write_ms);
+  if (c.trace_written_in_background) parts += "; the trace file is written meanwhile";
+  return "the program waited " + ms(w.total_ms()) + " ms (" + parts + ")";
+}
+
 }  // namespace nimble::replayer

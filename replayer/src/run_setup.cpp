@@ -103,9 +103,13 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   }
   PlanResult planned;
   try {
-    scheduler::Options schedule;
-    schedule.max_streams = options.max_streams;
-    scheduler::schedule_trace(trace, schedule);
+    // On one stream the schedule would put every op there, in issue order, waiting for nothing:
+    // the plan is the same without it, and the program is spared the scheduler's work.
+    if (options.max_streams != 1) {
+      scheduler::Options schedule;
+      schedule.max_streams = options.max_streams;
+      scheduler::schedule_trace(trace, schedule);
+    }
     planned = build_plan(trace);
   } catch (const std::exception& e) {
     return refused(e.what());

@@ -27,6 +27,29 @@ void issue(RunSession& s, const std::vector<std::uint64_t>& functions) {
   for (std::uint64_t f : functions) test::hand_over(s, sig(f), call_of(f));
 }
 
+// A recording's cost to the program, by part: nimble run's own (file written meanwhile) and the
+// synchronous write's, with the parts summing to the total.
+TEST(RunReport, TheWaitForARecordingIsToldByPart) {
+  RecordingWait wait;
+  wait.closing.trace_build_ms = 11.04;
+  wait.closing.trace_written_in_background = true;
+  wait.plan_ms = 10.0;
+  wait.graphs_ms = 20.5;
+  EXPECT_EQ(wait_text(wait),
+            "the program waited 41.5 ms (trace built 11.0, plan 10.0, graphs 20.5; the trace file is written meanwhile)");
+  const trace::json json = wait_json(wait);
+  EXPECT_DOUBLE_EQ(json["plan"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(json["graphs"].get<double>(), 20.5);
+  EXPECT_DOUBLE_EQ(json["plan_and_graphs"].get<double>(), 30.5);
+  EXPECT_EQ(json["trace_written_in_background"], true);
+  wait.closing.trace_write_ms = 3.0;  // an earlier recording's file, still being written
+  EXPECT_TRUE(contains(wait_text(wait), "graphs 20.5, an earlier trace file 3.0; the trace file is written meanwhile)"))
+      << wait_text(wait);
+  wait.closing.trace_written_in_background = false;
+  wait.closing.cupti_stop_ms = 1.25;
+  EXPECT_EQ(wait_text(wait), "the program waited 45.8 ms (CUPTI 1.2, trace built 11.0 and written 3.0, plan 10.0, graphs 20.5)");
+}
+
 TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {
   Log log;
   RunSession s = trusted_session();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nimble/replayer/run_setup.hpp"
+#include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
 #include "test_util.hpp"
 
@@ -54,6 +55,39 @@ TEST(RunSetup, OneStreamReplaysWhereverTheProgramIssuesAndAnyArgumentMayChange) 
   EXPECT_EQ(p.setup->name, "/tmp/t.json");
   EXPECT_EQ(p.description().value("ops", 0), 10);
   EXPECT_EQ(p.description().value("arguments", ""), "any bytes may change");
+}
+
+// One stream (the default) is planned without running the scheduler: the plan must be the one a
+// one-stream schedule gives, on a trace whose branches a wider schedule would spread out.
+TEST(RunSetup, OneStreamIsPlannedWithoutTheSchedulerAndGivesTheScheduledPlan) {
+  const trace::Trace branches =
+      parse(document(kernel(0, "[]") + ", " + kernel(1, "[0]") + ", " + kernel(2, "[0]") + ", " +
+                     kernel(3, "[1, 2]") + ", " + kernel(4, "[]") + ", " + kernel(5, "[3, 4]")));
+  RunSetupOptions o;
+  o.max_streams = 1;
+  const PreparedRecording p = prepare(branches, recorded(), o);
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  trace::Trace scheduled = branches;
+  scheduler::Options one;
+  one.max_streams = 1;
+  scheduler::schedule_trace(scheduled, one);
+  const PlanResult expected = build_plan(scheduled);
+  ASSERT_TRUE(expected.plan);
+  const ReplayPlan& plan = p.setup->plan;
+  EXPECT_EQ(plan.streams, expected.plan->streams);
+  ASSERT_EQ(plan.ops.size(), expected.plan->ops.size());
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    EXPECT_EQ(plan.ops[i].stream, expected.plan->ops[i].stream) << i;
+    EXPECT_EQ(plan.ops[i].waits, expected.plan->ops[i].waits) << i;
+    EXPECT_EQ(plan.ops[i].deps, expected.plan->ops[i].deps) << i;
+  }
+  EXPECT_EQ(p.setup->segments.size(), segments_of(*expected.plan, o.piece, {}).size());
+  // Wider, the scheduler runs and spreads the branches.
+  o.max_streams = 4;
+  o.multi_stream = true;
+  const PreparedRecording wide = prepare(branches, recorded(), o);
+  ASSERT_TRUE(wide.setup) << wide.refused_because;
+  EXPECT_GT(wide.setup->plan.streams, 1);
 }
 
 // nimble run writes the trace after planning from it: the file must be the recording, without

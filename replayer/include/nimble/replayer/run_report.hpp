@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nimble/replayer/run_session.hpp"
+#include "nimble/replayer/run_setup.hpp"
 #include "nimble/trace/trace.hpp"
 
 namespace nimble::replayer {
@@ -27,6 +28,17 @@ struct RecordingExtras {
   trace::json setup = trace::json::object();
   trace::json graphs = trace::json::object();
 };
+
+// What the program waited for when a recording was added: its trace, then its plan and graphs.
+// Once per recording, it is the cost a short run cannot win back.
+struct RecordingWait {
+  WindowClosing closing;
+  double plan_ms = 0;    // scheduled, planned and cut into segments (prepare_recording)
+  double graphs_ms = 0;  // its graphs built and instantiated, the session told
+  double total_ms() const { return closing.total_ms() + plan_ms + graphs_ms; }
+};
+trace::json wait_json(const RecordingWait& wait);    // a recording's setup.program_waited_ms
+std::string wait_text(const RecordingWait& wait);    // "the program waited 41.5 ms (trace built ...)"
 
 struct RunReportInput {
   const RunSession& session;
