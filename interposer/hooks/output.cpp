@@ -146,7 +146,8 @@ trace::Trace build_recorded_trace(const WindowReport& report) {
   trace::json capture = {{"range", report.range},
                          {"iteration", report.iteration},
                          {"ended_by", report.ended_by},
-                         {"truncated", report.truncated}};
+                         {"truncated", report.truncated},
+                         {"window_ms", report.window_ms}};
   if (!report.auto_range.is_null()) capture["auto"] = report.auto_range;
   trace.extra["capture"] = std::move(capture);
   coverage["cupti"] = report.cupti_used ? "used" : "unavailable";

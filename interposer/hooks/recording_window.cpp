@@ -344,6 +344,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
   }
   engine().begin_window();
   open_ = true;
+  opened_at_ = std::chrono::steady_clock::now();
   g_tasks_matter.store(true, std::memory_order_relaxed);
   debug_message("capture window opened");
 }
@@ -374,6 +375,8 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_used = cupti_running_;
   report.cupti_status = cupti_status_;
   report.cupti_after_first_task = cupti_after_first_task_;
+  report.window_ms = std::chrono::duration<double, std::milli>(closing - opened_at_).count();
+  waited.window_ms = report.window_ms;
   if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
   const auto building = Clock::now();
   trace::Trace trace = build_recorded_trace(report);

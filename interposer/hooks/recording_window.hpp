@@ -75,6 +75,7 @@ class RecordingWindow {
   std::optional<std::uint64_t> lane_;  // the thread followed, once chosen
   bool lane_mode_ = false;             // lane_range_ found the period
   bool open_ = false;
+  std::chrono::steady_clock::time_point opened_at_;  // what the window took: the iteration, every call described
   bool finished_ = false;
   bool close_after_task_ = false;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)

@@ -209,6 +209,7 @@ std::string add_recording(RunState& r, replayer::PreparedRecording prepared, con
   replayer::RecordingWait wait{closing, static_cast<double>(planned_ns - began_ns) / 1e6,
                                 static_cast<double>(now_ns() - planned_ns) / 1e6};
   described["program_waited_ms"] = replayer::wait_json(wait);
+  described["recorded_window_ms"] = closing.window_ms;  // against an iteration's time, what recording it cost
   r.setups.push_back(described);
   const replayer::RunOptions& o = r.session->options();
   say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +

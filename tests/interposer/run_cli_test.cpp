@@ -543,6 +543,11 @@ TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
   const trace::LoadResult written = trace::load_trace(dir + "/t.json");
   ASSERT_TRUE(written.trace) << dir << "/t.json";
   EXPECT_GE(written.trace->tasks.size(), 200u) << "the iteration's 200 launches";
+  // What the recorded iteration itself took, in the trace and the summary alike.
+  const double window_ms = written.trace->extra["capture"].value("window_ms", -1.0);
+  EXPECT_GT(window_ms, 0.0) << written.trace->extra["capture"].dump();
+  EXPECT_LT(window_ms, 5000.0);
+  EXPECT_DOUBLE_EQ(run.summary["recordings"][0]["setup"].value("recorded_window_ms", -1.0), window_ms);
   EXPECT_FALSE(written.trace->schedule.has_value()) << "the recording, not the schedule nimble run replayed it with";
 }
 
