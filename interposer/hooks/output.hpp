@@ -20,7 +20,7 @@ struct WindowReport {
   std::string cupti_status;  // why CUPTI is missing or its data incomplete
   bool cupti_after_first_task = false;  // CUPTI was attached after the window's first task was issued
   std::string path;          // where the trace goes (empty: trace_output_path())
-  double window_ms = 0;      // from its first task to its close: the iteration as recorded
+  double window_ms = 0;      // from its opening to its close: the iteration as recorded
 };
 
 // The current device's name, ordinal, compute capability and driver version (needs the driver).

@@ -374,7 +374,7 @@ KernelRecord read_kernel(const Task& task) {
   if (task.kernel) return *task.kernel;
   KernelRecord k;
   const json& fields = task.extra;
-  if (const json* name = optional_member(fields, "name"); name && name->is_string()) k.name = name->get<std::string>();
+  k.name = kernel_name(task);
   if (const json* mangled = optional_member(fields, "mangled"); mangled && mangled->is_string()) {
     k.mangled = mangled->get<std::string>();
   }

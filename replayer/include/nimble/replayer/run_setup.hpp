@@ -55,7 +55,8 @@ struct PreparedRecording {
   trace::json description() const;
 };
 
-// Schedules the trace (at most options.max_streams streams), builds the plan and decides. Never
+// Schedules the trace (at most options.max_streams streams; one stream needs no schedule),
+// builds the plan and decides. Never
 // throws for a bad trace: the problem is the refusal. `trace` is left as it came (its schedule
 // removed again): nimble run writes it afterwards, without the program waiting for a copy.
 PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration& recorded, const RunSetupOptions& options);

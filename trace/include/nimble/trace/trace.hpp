@@ -3,7 +3,8 @@
 // top level is kept verbatim in `extra`, so hand-edited files survive a read/write round trip.
 // `extra` never holds a typed field's name (the reader puts those in the typed members; writers
 // skip such keys in traces built in memory). Recorder fields (name, launch, args, mem, ...,
-// allocations, streams) live in `extra`; their layout is in docs/trace-format.md.
+// allocations, streams) live in `extra` (in a trace the recorder built, a kernel's may be in
+// Task::kernel instead); their layout is in docs/trace-format.md.
 #pragma once
 
 #include <cstdint>
