@@ -183,13 +183,15 @@ bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report)
   return true;
 }
 
-void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report) {
+void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report, TraceWriter::Before before) {
   const std::string path = path_of(report);
   std::string wrote = wrote_message(trace, report);
-  background_trace_writer().write(std::move(trace), path,
-                                  [path, wrote = std::move(wrote)](const std::optional<std::string>& error) {
-                                    log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
-                                  });
+  background_trace_writer().write(
+      std::move(trace), path,
+      [path, wrote = std::move(wrote)](const std::optional<std::string>& error) {
+        log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
+      },
+      std::move(before));
 }
 
 }  // namespace nimble::hooks

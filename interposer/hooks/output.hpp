@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nimble/trace/trace.hpp"
+#include "trace_writer.hpp"
 
 namespace nimble::hooks {
 
@@ -32,9 +33,10 @@ trace::Trace build_recorded_trace(const WindowReport& report);
 // Writes it to report.path (or NIMBLE_OUTPUT) and says so on stderr; false (and why on stderr)
 // when it could not be written.
 bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report);
-// The same on background_trace_writer()'s thread (nimble run: the program goes on meanwhile); a
-// failure is said on stderr when it happens.
-void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report);
+// The same on background_trace_writer()'s thread (nimble run: the program goes on meanwhile), after
+// `before` there; a failure is said on stderr when it happens.
+void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report,
+                                        TraceWriter::Before before = {});
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.
 std::string trace_output_path();

@@ -185,6 +185,19 @@ void run_watch_again() {
   with_recording_window([&](RecordingWindow& capture) { capture.watch_again(primer); });
 }
 
+void run_recording_ready() {
+  const std::optional<bool> look_again = run_adopt_ready();
+  if (!look_again) return;
+  // What the window's close left to the adoption (RecordingWindow::close_window).
+  if (config().range != CaptureRange::Auto) {
+    g_recording.store(false, std::memory_order_relaxed);
+  } else if (*look_again) {
+    run_watch_again();
+  } else if (run_gave_up()) {
+    g_recording.store(false, std::memory_order_relaxed);
+  }
+}
+
 void submit_sync(const HookInfo& hook, SyncKind kind, std::uint64_t handle,
                  StreamVariant variant, bool polled) {
   if (!tasks_matter()) return;

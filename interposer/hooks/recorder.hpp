@@ -80,6 +80,9 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
 bool run_window_opens(const TaskCall& call);
 // nimble run asked for a new recording (g_watch_wanted): the automatic range looks again.
 void run_watch_again();
+// A recording made ready in the background (g_recording_ready) is added, and the capture control
+// told what comes next (look again, or stop).
+void run_recording_ready();
 
 enum class SyncKind { Stream, Event, Context };
 // A host synchronisation that completed: the host saw the named work finish. `polled`: a query
@@ -105,6 +108,7 @@ struct NotReplayed {
 // take it (launched later, as part of a graph).
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
+  if (__builtin_expect(g_recording_ready.load(std::memory_order_acquire), 0) && !inside_nimble()) run_recording_ready();
   bool observed = false;
   if (running() && !inside_nimble() && !program_capturing(task.stream, task.hook.stream)) {
     observed = tasks_matter() && run_window_opens(task);

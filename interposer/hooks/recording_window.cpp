@@ -385,7 +385,10 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // One trace per process, except that `nimble run` with the automatic range keeps tracking
   // allocations and streams, to record the iteration again when the program moves on.
   const bool may_record_again = config_.run && auto_range_ && !at_exit;
-  if (!may_record_again) g_recording.store(false, std::memory_order_relaxed);
+  // nimble run in the background: the program's first GPU call after the recording is ready adds
+  // it (run_recording_ready), and only then may recording stop.
+  const bool added_later = config_.run && config_.run_background && !at_exit;
+  if (!may_record_again && !added_later) g_recording.store(false, std::memory_order_relaxed);
   if (!config_.run || at_exit) {
     const auto writing = Clock::now();
     const bool written = write_recorded_trace(trace, report);
@@ -397,7 +400,8 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
     return;
   }
   // `nimble run`: later iterations that match this one are launched as graphs. It plans from the
-  // trace in memory, then the file is written while the program goes on.
+  // trace in memory, then the file is written while the program goes on; by default planning and
+  // building the graphs happen on the writer's thread too, before the file is written.
   RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
                              auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
   // An earlier recording's file still being written is waited for here, where the program waits
@@ -407,6 +411,10 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   waited.trace_write_ms = since(writing);
   waited.trace_written_in_background = true;
   recorded.closing = waited;
+  if (added_later) {
+    write_recorded_trace_in_background(std::move(trace), report, run_prepare_in_background(recorded));
+    return;
+  }
   bool again = false;
   try {
     again = run_recorded(trace, recorded);

@@ -27,6 +27,21 @@
 namespace nimble::hooks {
 namespace {
 
+// A recorded iteration made into a recording (its graphs built), or the reason it cannot be one:
+// all that touches nothing of the session's, so that nimble's thread can make it while the program
+// runs on (NIMBLE_RUN_BACKGROUND).
+struct Prepared {
+  replayer::RecordedIteration recorded;
+  std::unique_ptr<replayer::Recording> recording;  // null: refused
+  replayer::GraphExecutor* executor = nullptr;     // the recording's
+  bool own_streams = false;
+  bool own_graphs = false;  // the iteration launches the program's own CUDA graphs: nimble run steps aside
+  std::string refused_because;
+  trace::json described;
+  std::uint64_t handed_ns = 0, began_ns = 0, planned_ns = 0, built_ns = 0;
+  bool in_background = false;
+};
+
 // Created once and never destroyed: wrappers may run during exit.
 struct RunState {
   std::mutex mu;
@@ -39,6 +54,9 @@ struct RunState {
   bool stepped_aside = false;  // the program launches its own CUDA graphs: nimble run leaves it alone
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
+  std::optional<std::string> api_missing;  // set once the driver API was looked up: what it lacks ("" none)
+  CUcontext context = nullptr;  // the program's, made current on nimble's thread to build graphs there
+  std::optional<Prepared> ready;  // made on nimble's thread, until the program's next GPU call adds it
 };
 std::atomic<RunState*> g_run{nullptr};
 
@@ -115,6 +133,11 @@ void at_exit() {
     std::lock_guard<std::mutex> lock(state->mu);
     InternalScope internal;
     g_running.store(false, std::memory_order_relaxed);
+    if (state->ready) {
+      state->refusals.push_back(state->ready->recorded.path +
+                                ": the program ended before its graphs were ready (they were being built while it ran on)");
+      state->ready.reset();
+    }
     try {
       state->session->finish("the program ended in the middle of a recorded iteration");
       release_frees(*state);
@@ -176,52 +199,6 @@ bool keep_running(const RunState& r) {
   return false;
 }
 
-// The recorded iteration as a recording (replayer/run_setup.hpp decides), or the reason it cannot
-// be one.
-// `closing`: the program's wait for the window's trace; `began_ns`, `planned_ns`: when planning
-// began and ended (the program waits for all of it, once per recording).
-std::string add_recording(RunState& r, replayer::PreparedRecording prepared, const replayer::WindowClosing& closing,
-                          std::uint64_t began_ns, std::uint64_t planned_ns) {
-  if (!prepared.setup) return prepared.refused_because;
-  if (r.executors.empty()) {
-    std::string missing;
-    if (!replayer::load_driver_api(&driver_function, r.api, &missing)) return "the driver lacks " + missing;
-  }
-  replayer::RecordingSetup& setup = *prepared.setup;
-  const auto backend = prepared.stream_graphs ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
-  replayer::GraphExecutor* built = nullptr;
-  setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
-    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
-                                                              static_cast<std::size_t>(config().run_variants));
-    built = executor.get();
-    return std::unique_ptr<replayer::Executor>(std::move(executor));
-  };
-  trace::json described = prepared.description();
-  const std::string path = setup.name;
-  const std::size_t ops = setup.plan.ops.size(), streams = static_cast<std::size_t>(setup.plan.streams);
-  r.session->add(std::move(setup));
-  built->set_stream(reinterpret_cast<CUstream>(r.stream));
-  r.executors.push_back(built);
-  r.own_streams.push_back(prepared.own_streams);
-  described["graphs"] = built->graphs();
-  described["piece"] = config().run_piece;
-  described["variants"] = config().run_variants;
-  replayer::RecordingWait wait{closing, static_cast<double>(planned_ns - began_ns) / 1e6,
-                                static_cast<double>(now_ns() - planned_ns) / 1e6};
-  described["program_waited_ms"] = replayer::wait_json(wait);
-  described["recorded_window_ms"] = closing.window_ms;  // against an iteration's time, what recording it cost
-  r.setups.push_back(described);
-  const replayer::RunOptions& o = r.session->options();
-  say("replaying " + path + ": " + std::to_string(ops) + " recorded ops in " +
-      std::to_string(built->graphs()) + " graph(s) of up to " + std::to_string(streams) +
-      " stream(s); later iterations that match it are launched as graphs" +
-      (o.compare_block == 0 && o.trial_block > 0
-           ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"
-           : "") +
-      " (summary at exit, " + r.summary_path + "); " + replayer::wait_text(wait));
-  return "";
-}
-
 replayer::RunSetupOptions setup_options() {
   const Config& c = config();
   replayer::RunSetupOptions o;
@@ -232,35 +209,95 @@ replayer::RunSetupOptions setup_options() {
   return o;
 }
 
-}  // namespace
+// Looked up once, on the program's thread: whether the driver has all the executor needs.
+bool load_api(RunState& r) {
+  if (!r.api_missing) {
+    std::string missing;
+    r.api_missing = replayer::load_driver_api(&driver_function, r.api, &missing) ? "" : missing;
+  }
+  return r.api_missing->empty();
+}
 
-bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
-  InternalScope internal;
-  const std::uint64_t began = now_ns();
-  RunState& r = make_run_state();
-  std::lock_guard<std::mutex> lock(r.mu);
+// The recorded iteration as a recording (replayer/run_setup.hpp decides), its graphs built, or the
+// reason it cannot be one. Touches nothing of the session's: runs on the program's thread or on
+// nimble's.
+Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration& recorded) {
+  Prepared p;
+  p.recorded = recorded;
+  p.began_ns = now_ns();
   replayer::PreparedRecording prepared = replayer::prepare_recording(trace, recorded, setup_options());
-  const std::uint64_t planned = now_ns();
-  if (prepared.own_graphs) {
+  p.planned_ns = p.built_ns = now_ns();
+  p.own_graphs = prepared.own_graphs;
+  p.own_streams = prepared.own_streams;
+  p.described = prepared.description();
+  p.refused_because = prepared.refused_because;
+  if (!prepared.setup || prepared.own_graphs) return p;
+  if (!r.api_missing || !r.api_missing->empty()) {
+    p.refused_because = "the driver lacks " + r.api_missing.value_or("its API");
+    return p;
+  }
+  const auto backend = prepared.stream_graphs ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
+  replayer::RecordingSetup& setup = *prepared.setup;
+  setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
+    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
+                                                              static_cast<std::size_t>(config().run_variants));
+    p.executor = executor.get();
+    return std::unique_ptr<replayer::Executor>(std::move(executor));
+  };
+  try {
+    p.recording = r.session->build(std::move(setup));
+  } catch (const std::exception& e) {
+    p.refused_because = e.what();
+    p.recording.reset();
+    p.executor = nullptr;
+  }
+  p.built_ns = now_ns();
+  return p;
+}
+
+// What was prepared becomes one of the session's recordings, or a refusal told on stderr. Under
+// the lock. True when nimble should look for another iteration right away (nothing replayable yet).
+bool adopt(RunState& r, Prepared p) {
+  const RecordedIteration& recorded = p.recorded;
+  if (p.own_graphs) {
     // nimble run does not replay the program's own graphs yet: it steps aside for good rather
     // than keep looking, so the program runs at the idle cost.
-    r.refusals.push_back(recorded.path + ": " + prepared.refused_because);
+    r.refusals.push_back(recorded.path + ": " + p.refused_because);
     r.stepped_aside = true;
     g_running.store(false, std::memory_order_relaxed);
     say("not replaying " + recorded.path + ": the iteration launches the program's own CUDA graphs (cuGraphLaunch), "
         "which nimble run does not replay; it steps aside and the program runs as it is.");
     return false;
   }
-  std::string reason;
-  try {
-    reason = add_recording(r, std::move(prepared), recorded.closing, began, planned);
-  } catch (const std::exception& e) {
-    reason = e.what();
-  }
-  if (!reason.empty()) {
-    r.refusals.push_back(recorded.path + ": " + reason);
+  if (p.recording) {
+    const std::size_t ops = p.recording->plan.ops.size(), streams = static_cast<std::size_t>(p.recording->plan.streams);
+    r.session->add(std::move(p.recording));
+    p.executor->set_stream(reinterpret_cast<CUstream>(r.stream));
+    r.executors.push_back(p.executor);
+    r.own_streams.push_back(p.own_streams);
+    trace::json& described = p.described;
+    described["graphs"] = p.executor->graphs();
+    described["piece"] = config().run_piece;
+    described["variants"] = config().run_variants;
+    const auto ms = [](std::uint64_t from, std::uint64_t to) { return static_cast<double>(to - from) / 1e6; };
+    replayer::RecordingWait wait{recorded.closing, ms(p.began_ns, p.planned_ns), ms(p.planned_ns, p.built_ns),
+                                 p.in_background, 0};
+    wait.ready_after_ms = recorded.closing.total_ms() + (p.in_background ? ms(p.handed_ns, now_ns()) : ms(p.began_ns, now_ns()));
+    described["program_waited_ms"] = replayer::wait_json(wait);
+    described["recorded_window_ms"] = recorded.closing.window_ms;  // against an iteration's time, what recording it cost
+    r.setups.push_back(described);
+    const replayer::RunOptions& o = r.session->options();
+    say("replaying " + recorded.path + ": " + std::to_string(ops) + " recorded ops in " +
+        std::to_string(p.executor->graphs()) + " graph(s) of up to " + std::to_string(streams) +
+        " stream(s); later iterations that match it are launched as graphs" +
+        (o.compare_block == 0 && o.trial_block > 0
+             ? " once a trial (blocks of " + std::to_string(o.trial_block) + " replayed and plain iterations) shows replay is faster"
+             : "") +
+        " (summary at exit, " + r.summary_path + "); " + replayer::wait_text(wait));
+  } else {
+    r.refusals.push_back(recorded.path + ": " + p.refused_because);
     r.session->reject(recorded.fingerprint);
-    say("not replaying " + recorded.path + ": " + reason + ". The program runs as it is" +
+    say("not replaying " + recorded.path + ": " + p.refused_because + ". The program runs as it is" +
         (config().range == CaptureRange::Auto && !r.session->gave_up() ? "; nimble keeps looking for another iteration." : "."));
   }
   publish(r);
@@ -268,6 +305,65 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   g_running.store(running_on, std::memory_order_relaxed);
   if (!running_on && r.session->gave_up()) say("stopped looking: too many recorded iterations could not be replayed or did not pay");
   return running_on && r.session->take_request();
+}
+
+}  // namespace
+
+bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
+  InternalScope internal;
+  RunState& r = make_run_state();
+  std::lock_guard<std::mutex> lock(r.mu);
+  load_api(r);
+  return adopt(r, prepare(r, trace, recorded));
+}
+
+TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded) {
+  InternalScope internal;
+  RunState& r = make_run_state();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (load_api(r) && !r.context) r.api.ctx_get_current(&r.context);
+  }
+  const std::uint64_t handed = now_ns();
+  return [&r, recorded, handed](trace::Trace& trace) {
+    InternalScope internal;
+    Prepared p;
+    try {
+      if (r.api_missing->empty() && r.api.ctx_set_current(r.context) != CUDA_SUCCESS) {
+        p.recorded = recorded;
+        p.refused_because = "nimble's thread could not make the program's CUDA context current to build its graphs";
+      } else {
+        p = prepare(r, trace, recorded);
+      }
+    } catch (const std::exception& e) {
+      p.recorded = recorded;
+      p.recording.reset();
+      p.refused_because = e.what();
+    }
+    p.in_background = true;
+    p.handed_ns = handed;
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.ready = std::move(p);
+    g_recording_ready.store(true, std::memory_order_release);
+  };
+}
+
+std::optional<bool> run_adopt_ready() {
+  RunState* r = run_state();
+  if (!r) return std::nullopt;
+  std::lock_guard<std::mutex> lock(r->mu);
+  g_recording_ready.store(false, std::memory_order_relaxed);
+  if (!r->ready) return std::nullopt;  // another thread came first
+  InternalScope internal;
+  Prepared p = std::move(*r->ready);
+  r->ready.reset();
+  try {
+    return adopt(*r, std::move(p));
+  } catch (const std::exception& e) {
+    stop_replay(e);
+    release_frees(*r);
+    return false;
+  }
 }
 
 bool run_knows_period(std::uint64_t fingerprint) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "nimble/replayer/run_setup.hpp"
 #include "nimble/replayer/short_circuit.hpp"
 #include "nimble/trace/trace.hpp"
+#include "trace_writer.hpp"
 
 namespace nimble::hooks {
 
@@ -28,6 +30,15 @@ using RecordedIteration = replayer::RecordedIteration;
 // either way. True when nimble should look for another iteration right away (nothing replayable
 // yet). Called under the recorder's lock.
 bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded);
+// The same in the background (NIMBLE_RUN_BACKGROUND): what nimble's trace writer runs on the trace
+// before writing it. It plans and builds the graphs there while the program runs on, then sets
+// g_recording_ready; the program's next GPU call adds the recording (run_adopt_ready). Called on the
+// program's thread, under the recorder's lock.
+TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded);
+inline std::atomic<bool> g_recording_ready{false};
+// Adds the recording made ready in the background, or tells why it cannot be one: what
+// run_recorded returns, or nullopt when there was nothing to add.
+std::optional<bool> run_adopt_ready();
 // Whether the automatic range found this period before (recorded, refused or dropped).
 bool run_knows_period(std::uint64_t fingerprint);
 // Too many recordings were dropped: nimble run stopped looking (everything is idle now).

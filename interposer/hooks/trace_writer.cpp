@@ -34,19 +34,21 @@ void TraceWriter::join_locked() {
   thread_.reset();
 }
 
-void TraceWriter::write(trace::Trace trace, std::string path, Done done) {
+void TraceWriter::write(trace::Trace trace, std::string path, Done done, Before before) {
+  auto job = [trace = std::move(trace), path = std::move(path), done = std::move(done),
+              before = std::move(before)]() mutable {
+    if (before) before(trace);
+    const std::optional<std::string> error = write_now(trace, path);
+    if (done) done(error);
+  };
   std::lock_guard<std::mutex> lock(mu_);
   join_locked();
   if (closed_) {
-    const std::optional<std::string> error = write_now(trace, path);
-    if (done) done(error);
+    job();
     return;
   }
   owner_ = getpid();
-  thread_ = std::make_unique<std::thread>([trace = std::move(trace), path = std::move(path), done = std::move(done)] {
-    const std::optional<std::string> error = write_now(trace, path);
-    if (done) done(error);
-  });
+  thread_ = std::make_unique<std::thread>(std::move(job));
 }
 
 void TraceWriter::finish() {

@@ -32,9 +32,13 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
   ~TraceWriter();  // waits for the write under way
 
-  // Starts writing `trace` to `path`; an earlier write is finished first (traces are written in
-  // the order recorded). Once closed, writes on the caller's thread before returning.
-  void write(trace::Trace trace, std::string path, Done done);
+  // Work on the trace before it is written, on the same thread (nimble run plans from it there).
+  using Before = std::function<void(trace::Trace& trace)>;
+
+  // Starts writing `trace` to `path`, after `before` if given; an earlier write is finished first
+  // (traces are written in the order recorded). Once closed, does it all on the caller's thread
+  // before returning.
+  void write(trace::Trace trace, std::string path, Done done, Before before = {});
   // Waits for the write under way, if any. In a forked child, whose copy of this object names the
   // parent's thread, it returns at once: the parent writes the file.
   void finish();

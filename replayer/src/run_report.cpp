@@ -198,13 +198,15 @@ std::string run_summary_text(const RunReportInput& in) {
 
 trace::json wait_json(const RecordingWait& w) {
   const WindowClosing& c = w.closing;
-  return {{"cupti_stop", c.cupti_stop_ms},
+  return {{"total", w.total_ms()},
+          {"cupti_stop", c.cupti_stop_ms},
           {"trace_build", c.trace_build_ms},
           {"trace_write", c.trace_write_ms},
           {"trace_written_in_background", c.trace_written_in_background},
           {"plan", w.plan_ms},
           {"graphs", w.graphs_ms},
-          {"plan_and_graphs", w.plan_ms + w.graphs_ms}};
+          {"plan_and_graphs_in_background", w.in_background},
+          {"ready_after", w.ready_after_ms}};
 }
 
 std::string wait_text(const RecordingWait& w) {
@@ -219,10 +221,15 @@ std::string wait_text(const RecordingWait& w) {
   parts += "trace built " + ms(c.trace_build_ms);
   // In the background the write waited for is an earlier recording's file, if any.
   if (!c.trace_written_in_background) parts += " and written " + ms(c.trace_write_ms);
-  parts += ", plan " + ms(w.plan_ms) + ", graphs " + ms(w.graphs_ms);
+  if (!w.in_background) parts += ", plan " + ms(w.plan_ms) + ", graphs " + ms(w.graphs_ms);
   if (c.trace_written_in_background && c.trace_write_ms >= 0.1) parts += ", an earlier trace file " + ms(c.trace_write_ms);
   if (c.trace_written_in_background) parts += "; the trace file is written meanwhile";
-  return "the program waited " + ms(w.total_ms()) + " ms (" + parts + ")";
+  std::string text = "the program waited " + ms(w.total_ms()) + " ms (" + parts + ")";
+  if (w.in_background) {
+    text += "; plan (" + ms(w.plan_ms) + " ms) and graphs (" + ms(w.graphs_ms) +
+            " ms) were made while it ran on, ready " + ms(w.ready_after_ms) + " ms after the window closed";
+  }
+  return text;
 }
 
 }  // namespace nimble::replayer

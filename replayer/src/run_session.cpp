@@ -54,18 +54,7 @@ std::size_t RunSession::stale_after() const {
   return std::max(options_.stale_calls, 2 * longest);
 }
 
-std::size_t RunSession::add(RecordingSetup setup) {
-  std::size_t live = 0;
-  Recording* oldest = nullptr;
-  for (auto& r : recordings_) {
-    if (r->state == RecordingState::Dropped) continue;
-    ++live;
-    if (!oldest || r->last_begun < oldest->last_begun) oldest = r.get();
-  }
-  if (live >= options_.max_recordings && oldest) {
-    drop(*oldest, "replaced by a newer recording (at most " + std::to_string(options_.max_recordings) +
-                      " are kept; this one began no iteration for the longest time)");
-  }
+std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   auto r = std::make_unique<Recording>();
   r->name = std::move(setup.name);
   r->plan = std::move(setup.plan);
@@ -81,9 +70,26 @@ std::size_t RunSession::add(RecordingSetup setup) {
   const std::size_t block = options_.compare_block ? options_.compare_block : options_.trial_block;
   if (block > 0) r->comparison = std::make_unique<Comparison>(block);
   r->state = block > 0 ? RecordingState::Trial : RecordingState::Replaying;
+  return r;
+}
+
+std::size_t RunSession::add(RecordingSetup setup) { return add(build(std::move(setup))); }
+
+std::size_t RunSession::add(std::unique_ptr<Recording> r) {
+  std::size_t live = 0;
+  Recording* oldest = nullptr;
+  for (auto& other : recordings_) {
+    if (other->state == RecordingState::Dropped) continue;
+    ++live;
+    if (!oldest || other->last_begun < oldest->last_begun) oldest = other.get();
+  }
+  if (live >= options_.max_recordings && oldest) {
+    drop(*oldest, "replaced by a newer recording (at most " + std::to_string(options_.max_recordings) +
+                      " are kept; this one began no iteration for the longest time)");
+  }
   r->last_begun = calls_seen();
   r->rank = ++rank_clock_;  // the newest is tried first
-  if (setup.fingerprint) known_.push_back(setup.fingerprint);
+  if (r->fingerprint) known_.push_back(r->fingerprint);
   // The first replayed iterations learn (graph variants for changing arguments, library calls
   // seen twice before they are skipped): the trial times the ones after a block of them.
   if (r->state == RecordingState::Trial && options_.compare_block == 0) r->warmup_left = options_.trial_block;

@@ -6,11 +6,13 @@
 // execs their own copy (changed by node updates), and a graph launch runs its kernel nodes into
 // the work digest and calls its host nodes.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "fake_driver.hpp"
@@ -188,6 +190,9 @@ CUresult cuStreamUpdateCaptureDependencies_v2(CUstream, CUgraphNode*, const CUgr
 }
 CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long long) {
   fake::called("cuGraphInstantiateWithFlags");
+  // A slow instantiation (as a real driver's for a large graph): tests of what the program does
+  // meanwhile.
+  if (const char* ms = std::getenv("FAKE_DRIVER_INSTANTIATE_MS")) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
   *e = fresh<CUgraphExec>();
   std::lock_guard<std::mutex> lock(g_mu);
   g_execs[*e] = g_graphs[g];
@@ -350,6 +355,9 @@ CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec, CUgraphNode, const CUDA_MEM
   return CUDA_SUCCESS;
 }
 CUresult cuCtxGetCurrent(CUcontext* c) { *c = reinterpret_cast<CUcontext>(0x77); return CUDA_SUCCESS; }
+CUresult cuCtxSetCurrent(CUcontext c) {
+  return c == reinterpret_cast<CUcontext>(0x77) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
 CUresult cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction, void**, void**) {
   fake::called(fake::capturing(c->hStream) ? "captured" : "cuLaunchKernelEx");
   return CUDA_SUCCESS;
@@ -412,6 +420,7 @@ const Entry kGraphEntries[] = {
     E("cuGraphMemcpyNodeGetParams", 10000, cuGraphMemcpyNodeGetParams),
     E("cuGraphExecMemcpyNodeSetParams", 10020, cuGraphExecMemcpyNodeSetParams),
     E("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
+    E("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     E("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
     E("cuStreamDestroy", 4000, cuStreamDestroy_v2),
     E("cuEventDestroy", 4000, cuEventDestroy_v2),

@@ -287,6 +287,40 @@ int loop(int iterations, int change_at) {
   return 0;
 }
 
+// The single-stream loop (iteration 1 bracketed) run until nimble run has replayed a few
+// iterations and then 5 more, for at most 20 s; or exactly `iterations` when given (the plain run
+// to compare with). Prints the work digest, how many iterations ran, and the first
+// iteration nimble run reported replayed (-1: none).
+int loop_until_replayed(int iterations) {
+  using Counter = unsigned long long (*)();
+  const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int i = 0, first_replayed = -1, stop_at = iterations > 0 ? iterations : 1 << 30;
+  for (; i < stop_at && (iterations > 0 || std::chrono::steady_clock::now() < deadline); ++i) {
+    if (i == 1) cuProfilerStart();
+    int n = 100 + i % 7;
+    cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+    if (i == 1) cuProfilerStop();
+    if (iterations <= 0 && first_replayed < 0 && replayed && replayed() >= 3) {
+      first_replayed = i;
+      stop_at = i + 6;
+    }
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d\n", i, first_replayed,
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // The single-stream loop with what CuPy, JAX and timing code put between kernels: an event
 // recorded after the first kernel (a timing or a pool's event), a host function (JAX marks buffers
 // ready with one), and the event queried while later work is still being issued. Iteration 1 is
@@ -700,6 +734,7 @@ int main(int argc, char** argv) {
   if (mode == "bench") return bench();
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
+  if (mode == "loop-until-replayed") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0);
   if (mode == "loop-events") return loop_events(8);
   if (mode == "loop-streams") return loop_streams(8, false);
   if (mode == "loop-streams-per-thread") return loop_streams(8, true);

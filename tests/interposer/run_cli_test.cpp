@@ -18,8 +18,12 @@ namespace nimble::test {
 namespace {
 
 // Without the payoff trial: these tests count what the mechanics do with every later iteration.
+// The program waits for each recording's graphs (NIMBLE_RUN_BACKGROUND=0), so that replay begins at
+// a known iteration; building them while the program runs on, the default, has tests of its own.
+const char* const kWaitForGraphs = "NIMBLE_RUN_BACKGROUND=0";
 std::vector<std::string> fake_driver_env(bool graphs) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0"};
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
+                                  kWaitForGraphs};
   if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
   return env;
 }
@@ -36,7 +40,8 @@ struct ProbeRun {
   nlohmann::json summary;
 };
 ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                  kWaitForGraphs};
   env.insert(env.end(), settings.begin(), settings.end());
   ProbeRun run{run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o",
                                   dir + "/t.json", "--", probe_path(), "overhead"}),
@@ -64,9 +69,9 @@ std::string r_dump(const std::map<int, nlohmann::json>& recordings) {
 }
 
 // The probe's "kernels_run=K ..." line as numbers.
-std::map<std::string, int> counts(const std::string& output) {
+std::map<std::string, int> counts(const std::string& output, const std::string& first = "kernels_run=") {
   std::map<std::string, int> out;
-  const auto at = output.find("kernels_run=");
+  const auto at = output.find(first);
   if (at == std::string::npos) return out;
   std::istringstream line(output.substr(at, output.find('\n', at) - at));
   std::string field;
@@ -92,11 +97,15 @@ RunResult auto_run(const std::string& out, const std::string& mode, const std::v
   return run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", out, "--", probe_path(), mode});
 }
 
-// The probe run plainly (nimble preloaded, idle): its output.
+// The probe run plainly (nimble preloaded, idle): its output. `mode` may be followed by the
+// probe's arguments, after spaces.
 RunResult plain_run(const std::string& mode, const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env = {"LD_PRELOAD=" + preload_path(), "NIMBLE_LIBCUDA=" + fake_driver_path()};
   env.insert(env.end(), extra_env.begin(), extra_env.end());
-  return run_with_env(env, {probe_path(), mode});
+  std::vector<std::string> argv = {probe_path()};
+  std::istringstream words(mode);
+  for (std::string word; words >> word;) argv.push_back(word);
+  return run_with_env(env, argv);
 }
 
 // The digest of every kernel the fake driver ran, with its arguments, in order ("work=...").
@@ -388,6 +397,58 @@ TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
       << r.output;
 }
 
+// By default a recording's plan and graphs are made on nimble's thread while the program runs on
+// (here a slow instantiation: 150 ms a graph): the program waits only for its trace, keeps running
+// its iterations itself meanwhile, and replay begins once the graphs are ready. The results are a
+// plain run's of as many iterations.
+TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreReady) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
+                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=150"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = counts(r.output, "iterations=");
+  ASSERT_TRUE(c.count("first_replayed")) << r.output;
+  // Iteration 1 was recorded; the program went on by itself while the graphs were built.
+  EXPECT_GT(c.at("first_replayed"), 10) << r.output;
+  EXPECT_GT(c.at("graph_launches"), 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_GE(summary.value("iterations_replayed", 0), 3) << summary.dump(2);
+  ASSERT_EQ(summary.value("recordings", nlohmann::json::array()).size(), 1u) << summary.dump(2);
+  const nlohmann::json waited = summary["recordings"][0]["setup"]["program_waited_ms"];
+  EXPECT_EQ(waited.value("plan_and_graphs_in_background", false), true) << waited.dump();
+  EXPECT_GE(waited.value("graphs", 0.0), 150.0) << waited.dump();
+  EXPECT_LT(waited.value("total", 1e9), 150.0) << "the program did not wait for the graphs: " << waited.dump();
+  EXPECT_GE(waited.value("ready_after", 0.0), 150.0) << waited.dump();
+  EXPECT_NE(r.output.find(" ms) were made while it ran on, ready "), std::string::npos) << r.output;
+
+  const RunResult plain = plain_run("loop-until-replayed " + std::to_string(c.at("iterations")));
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
+// A program that ends before its recording's graphs are ready ran every iteration itself: its
+// results are a plain run's, and the summary says why nothing was replayed.
+TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
+                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=400"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0) << summary.dump(2);
+  EXPECT_NE(summary.value("nothing_replayed_because", "").find("the program ended before its graphs were ready"),
+            std::string::npos)
+      << summary.dump(2);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/t.json")) << "the trace is written all the same";
+  const RunResult plain = plain_run("loop-until-replayed 8");
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
 // nimble run on the probe (its iteration uses three streams) with several streams turned off:
 // recorded and scheduled, then replay is refused with the reason, and the program runs to its
 // end as it is.
@@ -535,7 +596,10 @@ TEST(RunCommand, TheProgramsWaitForEachRecordingIsReported) {
   EXPECT_GT(waited.value("trace_build", -1.0), 0.0) << waited.dump();
   EXPECT_GT(waited.value("plan", -1.0), 0.0) << waited.dump();
   EXPECT_GT(waited.value("graphs", -1.0), 0.0) << waited.dump();
-  EXPECT_NEAR(waited.value("plan_and_graphs", -1.0), waited.value("plan", 0.0) + waited.value("graphs", 0.0), 1e-6);
+  // The program waited for the plan and graphs too (kWaitForGraphs): the total is every part.
+  EXPECT_EQ(waited.value("plan_and_graphs_in_background", true), false) << waited.dump();
+  EXPECT_NEAR(waited.value("total", -1.0), total, 1e-6) << waited.dump();
+  EXPECT_GE(waited.value("ready_after", -1.0), waited.value("total", 1e9)) << waited.dump();
   EXPECT_LT(total, 5000.0) << waited.dump();
   EXPECT_NE(r.output.find("; the program waited "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("; the trace file is written meanwhile)"), std::string::npos) << r.output;
@@ -574,7 +638,7 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
   // Unmarked (the automatic range): once dropped, the same iteration is found again and passed
   // over; after a few such finds nimble stops looking, so the rest runs at the idle cost.
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                  "NIMBLE_DEBUG=1"};
+                                  "NIMBLE_DEBUG=1", kWaitForGraphs};
   env.insert(env.end(), settings.begin(), settings.end());
   const RunResult a = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/a.json", "--", probe_path(), "overhead"});
   ASSERT_EQ(a.exit_code, 0) << a.output;

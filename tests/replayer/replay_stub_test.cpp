@@ -171,6 +171,7 @@ DriverApi make_fake() {
   };
   a.ctx_get_device = [](CUdevice* d) { *d = 3; return CUDA_SUCCESS; };
   a.ctx_get_current = [](CUcontext* c) { *c = reinterpret_cast<CUcontext>(0x77); return CUDA_SUCCESS; };
+  a.ctx_set_current = [](CUcontext c) { return c == reinterpret_cast<CUcontext>(0x77) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; };
   a.pointer_get_attribute = [](void*, CUpointer_attribute, CUdeviceptr) { return CUDA_ERROR_INVALID_VALUE; };
   // Graph node parameters: the node's recorded form, then what nimble run writes into the exec
   // (for a kernel, the 8 bytes of its second parameter: the seed of the run tests' kernel).

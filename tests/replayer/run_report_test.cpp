@@ -40,7 +40,8 @@ TEST(RunReport, TheWaitForARecordingIsToldByPart) {
   const trace::json json = wait_json(wait);
   EXPECT_DOUBLE_EQ(json["plan"].get<double>(), 10.0);
   EXPECT_DOUBLE_EQ(json["graphs"].get<double>(), 20.5);
-  EXPECT_DOUBLE_EQ(json["plan_and_graphs"].get<double>(), 30.5);
+  EXPECT_DOUBLE_EQ(json["total"].get<double>(), 41.54);
+  EXPECT_EQ(json["plan_and_graphs_in_background"], false);
   EXPECT_EQ(json["trace_written_in_background"], true);
   wait.closing.trace_write_ms = 3.0;  // an earlier recording's file, still being written
   EXPECT_TRUE(contains(wait_text(wait), "graphs 20.5, an earlier trace file 3.0; the trace file is written meanwhile)"))
@@ -48,6 +49,27 @@ TEST(RunReport, TheWaitForARecordingIsToldByPart) {
   wait.closing.trace_written_in_background = false;
   wait.closing.cupti_stop_ms = 1.25;
   EXPECT_EQ(wait_text(wait), "the program waited 45.8 ms (CUPTI 1.2, trace built 11.0 and written 3.0, plan 10.0, graphs 20.5)");
+}
+
+// Plan and graphs made on nimble's thread while the program ran on are not part of its wait; when
+// the recording was ready is told instead.
+TEST(RunReport, PlanAndGraphsMadeInTheBackgroundAreNotWaitedFor) {
+  RecordingWait wait;
+  wait.closing.trace_build_ms = 11.04;
+  wait.closing.trace_written_in_background = true;
+  wait.plan_ms = 10.0;
+  wait.graphs_ms = 20.5;
+  wait.in_background = true;
+  wait.ready_after_ms = 33.25;
+  EXPECT_DOUBLE_EQ(wait.total_ms(), 11.04);
+  EXPECT_EQ(wait_text(wait),
+            "the program waited 11.0 ms (trace built 11.0; the trace file is written meanwhile); plan (10.0 ms) and "
+            "graphs (20.5 ms) were made while it ran on, ready 33.2 ms after the window closed");
+  const trace::json json = wait_json(wait);
+  EXPECT_DOUBLE_EQ(json["total"].get<double>(), 11.04);
+  EXPECT_DOUBLE_EQ(json["graphs"].get<double>(), 20.5);
+  EXPECT_EQ(json["plan_and_graphs_in_background"], true);
+  EXPECT_DOUBLE_EQ(json["ready_after"].get<double>(), 33.25);
 }
 
 TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {

@@ -44,6 +44,7 @@ namespace nimble::replayer {
   X(graph_exec_memcpy_node_set_params, "cuGraphExecMemcpyNodeSetParams", 10020,         \
     PFN_cuGraphExecMemcpyNodeSetParams_v10020)                                          \
   X(ctx_get_current, "cuCtxGetCurrent", 4000, PFN_cuCtxGetCurrent_v4000)                \
+  X(ctx_set_current, "cuCtxSetCurrent", 4000, PFN_cuCtxSetCurrent_v4000)                \
   X(pointer_get_attribute, "cuPointerGetAttribute", 4000, PFN_cuPointerGetAttribute_v4000) \
   X(launch_kernel, "cuLaunchKernel", 4000, PFN_cuLaunchKernel_v4000)                    \
   X(launch_kernel_ex, "cuLaunchKernelEx", 11060, PFN_cuLaunchKernelEx_v11060)           \

@@ -29,13 +29,19 @@ struct RecordingExtras {
   trace::json graphs = trace::json::object();
 };
 
-// What the program waited for when a recording was added: its trace, then its plan and graphs.
-// Once per recording, it is the cost a short run cannot win back.
+// What the program waited for when a recording was added: its trace, then (unless they were made
+// in the background) its plan and graphs. Once per recording, it is the cost a short run cannot
+// win back.
 struct RecordingWait {
   WindowClosing closing;
   double plan_ms = 0;    // scheduled, planned and cut into segments (prepare_recording)
-  double graphs_ms = 0;  // its graphs built and instantiated, the session told
-  double total_ms() const { return closing.total_ms() + plan_ms + graphs_ms; }
+  double graphs_ms = 0;  // its graphs built and instantiated
+  // Plan and graphs made on nimble's thread while the program ran on (NIMBLE_RUN_BACKGROUND):
+  // not waited for. The recording could replay from the program's first GPU call this long after
+  // the window closed (with the wait, when made on the program's thread).
+  bool in_background = false;
+  double ready_after_ms = 0;
+  double total_ms() const { return closing.total_ms() + (in_background ? 0 : plan_ms + graphs_ms); }
 };
 trace::json wait_json(const RecordingWait& wait);    // a recording's setup.program_waited_ms
 std::string wait_text(const RecordingWait& wait);    // "the program waited 41.5 ms (trace built ...)"

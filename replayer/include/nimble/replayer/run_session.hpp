@@ -123,6 +123,11 @@ class RunSession {
   // Adds a recording (its executor is built here); returns its index. When the live ones are at
   // max_recordings, the one that began an iteration least recently is dropped first.
   std::size_t add(RecordingSetup setup);
+  // add() in two steps. build() makes the recording (its executor too) without touching the
+  // session: it may run on another thread while the session serves the program (nimble run builds
+  // graphs in the background). add() of what build() made then takes the lock's part.
+  std::unique_ptr<Recording> build(RecordingSetup setup) const;
+  std::size_t add(std::unique_ptr<Recording> recording);
 
   // Lock-free, for the hooks' fast path: whether a call with this signature concerns the
   // session (an iteration is under way, a measured plain block is, or it may begin one).
