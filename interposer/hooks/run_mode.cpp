@@ -40,6 +40,11 @@ struct Prepared {
   trace::json described;
   std::uint64_t handed_ns = 0, began_ns = 0, planned_ns = 0, built_ns = 0;
   bool in_background = false;
+  // Its graphs could not be built on nimble's thread (why): the setup, to build them on the
+  // program's when it is added.
+  std::optional<replayer::RecordingSetup> rebuild;
+  std::string rebuild_because;
+  replayer::Backend backend = replayer::Backend::Graph;
 };
 
 // Created once and never destroyed: wrappers may run during exit.
@@ -218,10 +223,23 @@ bool load_api(RunState& r) {
   return r.api_missing->empty();
 }
 
+// Builds the recording of `setup` (its executor: graphs, under `limits`) into p.
+void build_recording(const RunState& r, Prepared& p, replayer::RecordingSetup setup, replayer::Replayer::Limits limits) {
+  const replayer::Backend backend = p.backend;
+  setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
+    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
+                                                              static_cast<std::size_t>(config().run_variants), limits);
+    p.executor = executor.get();
+    return std::unique_ptr<replayer::Executor>(std::move(executor));
+  };
+  p.recording = r.session->build(std::move(setup));
+}
+
 // The recorded iteration as a recording (replayer/run_setup.hpp decides), its graphs built, or the
-// reason it cannot be one. Touches nothing of the session's: runs on the program's thread or on
-// nimble's.
-Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration& recorded) {
+// reason it cannot be one. Touches nothing of the session's: runs on the program's thread or, in
+// the background, on nimble's, where it leaves the program's kernel limits alone and gives graphs
+// it cannot build there to the program's thread.
+Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration& recorded, bool background) {
   Prepared p;
   p.recorded = recorded;
   p.began_ns = now_ns();
@@ -236,20 +254,21 @@ Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration
     p.refused_because = "the driver lacks " + r.api_missing.value_or("its API");
     return p;
   }
-  const auto backend = prepared.stream_graphs ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
-  replayer::RecordingSetup& setup = *prepared.setup;
-  setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
-    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
-                                                              static_cast<std::size_t>(config().run_variants));
-    p.executor = executor.get();
-    return std::unique_ptr<replayer::Executor>(std::move(executor));
-  };
+  p.backend = prepared.stream_graphs ? replayer::Backend::StreamGraph : replayer::Backend::Graph;
+  std::optional<replayer::RecordingSetup> kept;
+  if (background) kept = *prepared.setup;  // a copy: the build consumes the setup
   try {
-    p.recording = r.session->build(std::move(setup));
+    build_recording(r, p, std::move(*prepared.setup),
+                    background ? replayer::Replayer::Limits::MustFit : replayer::Replayer::Limits::Raise);
   } catch (const std::exception& e) {
-    p.refused_because = e.what();
     p.recording.reset();
     p.executor = nullptr;
+    if (kept) {
+      p.rebuild = std::move(kept);
+      p.rebuild_because = e.what();
+    } else {
+      p.refused_because = e.what();
+    }
   }
   p.built_ns = now_ns();
   return p;
@@ -269,6 +288,19 @@ bool adopt(RunState& r, Prepared p) {
         "which nimble run does not replay; it steps aside and the program runs as it is.");
     return false;
   }
+  double rebuilt_ms = 0;
+  if (p.rebuild) {
+    const std::uint64_t began = now_ns();
+    try {
+      build_recording(r, p, std::move(*p.rebuild), replayer::Replayer::Limits::Raise);
+    } catch (const std::exception& e) {
+      p.recording.reset();
+      p.refused_because = e.what();
+    }
+    rebuilt_ms = static_cast<double>(now_ns() - began) / 1e6;
+  } else if (p.recording && p.in_background) {
+    p.executor->raise_limits();  // as a recording built here has them, for as long as it lives
+  }
   if (p.recording) {
     const std::size_t ops = p.recording->plan.ops.size(), streams = static_cast<std::size_t>(p.recording->plan.streams);
     r.session->add(std::move(p.recording));
@@ -281,7 +313,7 @@ bool adopt(RunState& r, Prepared p) {
     described["variants"] = config().run_variants;
     const auto ms = [](std::uint64_t from, std::uint64_t to) { return static_cast<double>(to - from) / 1e6; };
     replayer::RecordingWait wait{recorded.closing, ms(p.began_ns, p.planned_ns), ms(p.planned_ns, p.built_ns),
-                                 p.in_background, 0};
+                                 p.in_background, 0, p.rebuild_because, rebuilt_ms};
     wait.ready_after_ms = recorded.closing.total_ms() + (p.in_background ? ms(p.handed_ns, now_ns()) : ms(p.began_ns, now_ns()));
     described["program_waited_ms"] = replayer::wait_json(wait);
     described["recorded_window_ms"] = recorded.closing.window_ms;  // against an iteration's time, what recording it cost
@@ -314,7 +346,7 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   RunState& r = make_run_state();
   std::lock_guard<std::mutex> lock(r.mu);
   load_api(r);
-  return adopt(r, prepare(r, trace, recorded));
+  return adopt(r, prepare(r, trace, recorded, /*background=*/false));
 }
 
 TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded) {
@@ -333,7 +365,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
         p.recorded = recorded;
         p.refused_because = "nimble's thread could not make the program's CUDA context current to build its graphs";
       } else {
-        p = prepare(r, trace, recorded);
+        p = prepare(r, trace, recorded, /*background=*/true);
       }
     } catch (const std::exception& e) {
       p.recorded = recorded;

@@ -28,10 +28,29 @@ void check(const DriverApi& api, CUresult result, const std::string& what) {
 
 namespace {
 
+// On nimble's thread the program's limits are left alone (it may be setting them right now): a
+// kernel whose limit is below its recorded need could not be captured.
+void check_limits_fit(const DriverApi& api, const std::map<CUfunction, std::pair<unsigned, bool>>& needed,
+                      bool have_device, CUdevice device) {
+  for (const auto& [f, need] : needed) {
+    const auto [bytes, is_cukernel] = need;
+    int current = 0;
+    if (is_cukernel && !have_device) continue;
+    if (get_kernel_attribute(api, f, is_cukernel, device, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &current) ==
+            CUDA_SUCCESS &&
+        current < static_cast<int>(bytes)) {
+      throw ReplayError("a kernel's dynamic shared memory limit (" + std::to_string(current) + " bytes) is below the " +
+                        std::to_string(bytes) + " its recorded launch used, and only the program's thread may raise it");
+    }
+  }
+}
 
 }  // namespace
 
-Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), plan_(plan) {
+Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan, Limits limits) : api_(api), plan_(plan) {
+  have_limits_device_ = api_.ctx_get_device && api_.ctx_get_device(&limits_device_) == CUDA_SUCCESS;
+  // Before anything is made, which a throw would leak.
+  if (limits == Limits::MustFit) check_limits_fit(api_, limits_needed(), have_limits_device_, limits_device_);
   shadows_.assign(plan.shadow_offsets.begin(), plan.shadow_offsets.end());  // offsets; bases once allocated
   shadow_bytes_ = plan.shadow_bytes;
   if (shadow_bytes_ > 0) {
@@ -58,7 +77,7 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
     }
     for (std::uint32_t offset : k.param_offsets) params_[i].push_back(args_[i].data() + offset);
   }
-  raise_shared_memory_limits();
+  if (limits == Limits::Raise) raise_limits();
   streams_.resize(static_cast<std::size_t>(std::max(1, plan.streams)), nullptr);
   for (auto& s : streams_) check(api, api.stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   done_.resize(plan.ops.size(), nullptr);
@@ -73,35 +92,37 @@ Replayer::Replayer(const DriverApi& api, const ReplayPlan& plan) : api_(api), pl
   check(api, api.mem_alloc_host(&host_out_, host), "cuMemAllocHost (replay output buffer)");
 }
 
+std::map<CUfunction, std::pair<unsigned, bool>> Replayer::limits_needed() const {
+  std::map<CUfunction, std::pair<unsigned, bool>> needed;
+  for (const Op& op : plan_.ops) {
+    if (op.kind != OpKind::Kernel || op.kernel.shared_mem == 0) continue;
+    auto& [bytes, is_cukernel] = needed[reinterpret_cast<CUfunction>(op.kernel.function)];
+    bytes = std::max(bytes, op.kernel.shared_mem);
+    is_cukernel = op.kernel.is_cukernel;
+  }
+  return needed;
+}
+
 // A kernel's dynamic shared memory limit is a property of the kernel that the program changes
 // as it goes (cuDNN sets it before each launch to what that launch needs), so at replay time it
 // may be below what a recorded launch used. Raise it where needed, for as long as the Replayer
 // lives, and put the program's values back afterwards.
-void Replayer::raise_shared_memory_limits() {
-  std::map<CUfunction, std::pair<unsigned, bool>> needed;  // handle -> (bytes, is CUkernel)
-  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
-    const Op& op = plan_.ops[i];
-    if (op.kind != OpKind::Kernel || op.kernel.shared_mem == 0) continue;
-    auto& [bytes, is_cukernel] = needed[functions_[i]];
-    bytes = std::max(bytes, op.kernel.shared_mem);
-    is_cukernel = op.kernel.is_cukernel;
-  }
+void Replayer::raise_limits() {
+  if (limits_raised_) return;
+  limits_raised_ = true;
   const auto attribute = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-  CUdevice device = 0;
-  const bool have_device = api_.ctx_get_device && api_.ctx_get_device(&device) == CUDA_SUCCESS;
-  for (const auto& [f, need] : needed) {
+  for (const auto& [f, need] : limits_needed()) {
     const auto [bytes, is_cukernel] = need;
-    if (is_cukernel && !have_device) continue;  // unknown: launch and see
+    if (is_cukernel && !have_limits_device_) continue;  // unknown: launch and see
     int current = 0;
-    if (get_kernel_attribute(api_, f, is_cukernel, device, attribute, &current) != CUDA_SUCCESS ||
+    if (get_kernel_attribute(api_, f, is_cukernel, limits_device_, attribute, &current) != CUDA_SUCCESS ||
         current >= static_cast<int>(bytes)) {
       continue;
     }
-    if (set_kernel_attribute(api_, f, is_cukernel, device, attribute, static_cast<int>(bytes)) == CUDA_SUCCESS) {
+    if (set_kernel_attribute(api_, f, is_cukernel, limits_device_, attribute, static_cast<int>(bytes)) == CUDA_SUCCESS) {
       raised_.push_back({f, is_cukernel, current});
     }
   }
-  limits_device_ = device;
 }
 
 Replayer::~Replayer() {

@@ -206,6 +206,8 @@ trace::json wait_json(const RecordingWait& w) {
           {"plan", w.plan_ms},
           {"graphs", w.graphs_ms},
           {"plan_and_graphs_in_background", w.in_background},
+          {"graphs_rebuilt", w.graphs_rebuilt_ms},
+          {"graphs_rebuilt_because", w.graphs_rebuilt_because},
           {"ready_after", w.ready_after_ms}};
 }
 
@@ -222,6 +224,9 @@ std::string wait_text(const RecordingWait& w) {
   // In the background the write waited for is an earlier recording's file, if any.
   if (!c.trace_written_in_background) parts += " and written " + ms(c.trace_write_ms);
   if (!w.in_background) parts += ", plan " + ms(w.plan_ms) + ", graphs " + ms(w.graphs_ms);
+  if (!w.graphs_rebuilt_because.empty()) {
+    parts += ", graphs built on its thread " + ms(w.graphs_rebuilt_ms) + " (" + w.graphs_rebuilt_because + ")";
+  }
   if (c.trace_written_in_background && c.trace_write_ms >= 0.1) parts += ", an earlier trace file " + ms(c.trace_write_ms);
   if (c.trace_written_in_background) parts += "; the trace file is written meanwhile";
   std::string text = "the program waited " + ms(w.total_ms()) + " ms (" + parts + ")";

@@ -623,6 +623,33 @@ TEST_F(ReplayStub, DynamicSharedMemoryLimitsAreRaisedForTheReplayAndPutBack) {
   EXPECT_EQ(kernel[1].args, (std::vector<std::uint64_t>{fn(50), attr, 2308, 3}));
 }
 
+// Built on nimble's thread while the program runs on (and may be setting the same limits), a
+// Replayer leaves them alone: one that would have to raise a limit refuses, having made nothing;
+// one whose kernels fit raises them only when asked, on the program's thread.
+TEST_F(ReplayStub, LimitsAreLeftAloneWhenTheyMustFitAndRaisedOnlyWhenAsked) {
+  plan_.ops[2].kernel.shared_mem = 512;  // kernel 30: under its limit of 1008
+  {
+    Replayer replayer(api_, plan_, Replayer::Limits::MustFit);
+    EXPECT_TRUE(calls_named("cuFuncSetAttribute").empty());
+    replayer.raise_limits();
+    EXPECT_TRUE(calls_named("cuFuncSetAttribute").empty()) << "nothing to raise";
+  }
+  plan_.ops[3].kernel.shared_mem = 4096;  // kernel 40: over its limit
+  g_log.clear();
+  try {
+    Replayer replayer(api_, plan_, Replayer::Limits::MustFit);
+    ADD_FAILURE() << "a limit below the recorded need must refuse";
+  } catch (const ReplayError& e) {
+    EXPECT_NE(std::string(e.what()).find("only the program's thread may raise it"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(calls_named("cuFuncSetAttribute").empty());
+  EXPECT_TRUE(calls_named("cuMemAlloc").empty() && calls_named("cuStreamCreate").empty() &&
+              calls_named("cuMemAllocHost").empty())
+      << "nothing made that a throw from the constructor would leak";
+  Replayer replayer(api_, plan_);  // on the program's thread
+  ASSERT_EQ(calls_named("cuFuncSetAttribute").size(), 1u);
+}
+
 TEST_F(ReplayStub, FailedLaunchNamesTheRecordedShapeAndTheKernelsLimits) {
   g_rejected_handle = fn(40);
   Replayer replayer(api_, plan_);

@@ -70,6 +70,14 @@ TEST(RunReport, PlanAndGraphsMadeInTheBackgroundAreNotWaitedFor) {
   EXPECT_DOUBLE_EQ(json["graphs"].get<double>(), 20.5);
   EXPECT_EQ(json["plan_and_graphs_in_background"], true);
   EXPECT_DOUBLE_EQ(json["ready_after"].get<double>(), 33.25);
+  // Graphs that had to be built again on the program's thread are waited for, and why is told.
+  wait.graphs_rebuilt_because = "a kernel's limit";
+  wait.graphs_rebuilt_ms = 4.0;
+  EXPECT_DOUBLE_EQ(wait.total_ms(), 15.04);
+  EXPECT_TRUE(contains(wait_text(wait), "the program waited 15.0 ms (trace built 11.0, graphs built on its thread 4.0 (a "
+                                        "kernel's limit); the trace file is written meanwhile)"))
+      << wait_text(wait);
+  EXPECT_DOUBLE_EQ(wait_json(wait)["graphs_rebuilt"].get<double>(), 4.0);
 }
 
 TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,11 +33,22 @@ void check(const DriverApi& api, CUresult result, const std::string& what);
 
 class Replayer {
  public:
+  // A kernel's dynamic shared memory limit, which the program changes as it goes (cuDNN sets it
+  // before each launch): Raise it where a recorded launch needs more, for the Replayer's lifetime;
+  // or, on a thread of nimble's while the program runs on, never touch it (MustFit: a kernel whose
+  // limit is now below its need makes the constructor throw ReplayError; raise_limits() later, on
+  // the program's thread).
+  enum class Limits { Raise, MustFit };
+
   // Resolves kernels for the current context, creates streams, events and scratch buffers.
-  Replayer(const DriverApi& api, const ReplayPlan& plan);
+  Replayer(const DriverApi& api, const ReplayPlan& plan, Limits limits = Limits::Raise);
   ~Replayer();
   Replayer(const Replayer&) = delete;
   Replayer& operator=(const Replayer&) = delete;
+
+  // Raises each kernel's dynamic shared memory limit where a recorded launch needs more, for the
+  // Replayer's lifetime (once; Limits::Raise does it when constructed).
+  void raise_limits();
 
   // The stream replay runs on (graphs are launched there; Eager issues there).
   CUstream main_stream() const { return streams_[0]; }
@@ -103,7 +115,8 @@ class Replayer {
   };
   void issue(std::size_t op, CUstream stream, const CallOverride& call);
   void issue(std::size_t op, CUstream stream) { issue(op, stream, CallOverride()); }
-  void raise_shared_memory_limits();
+  // Kernel function -> (dynamic shared bytes its recorded launches need at most, is a CUkernel).
+  std::map<CUfunction, std::pair<unsigned, bool>> limits_needed() const;
   CUdeviceptr resolve(std::uint64_t addr, const std::optional<ShadowAddress>& shadow) const;
   // Capture helpers over ops [begin, end); `nodes`, when given, receives each op's last node.
   void capture_single(CUstream s, std::size_t begin, std::size_t end, std::vector<CUgraphNode>* nodes);
@@ -134,6 +147,8 @@ class Replayer {
   };
   std::vector<RaisedLimit> raised_;
   CUdevice limits_device_ = 0;
+  bool have_limits_device_ = false;
+  bool limits_raised_ = false;
 };
 
 }  // namespace nimble::replayer

@@ -29,7 +29,9 @@ class GraphExecutor : public Executor {
   // Builds the graph of every segment that is not run by the program (`backend`: Graph or
   // StreamGraph). Throws ReplayError when a graph cannot be built.
   GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments, Backend backend,
-                std::size_t max_variants = 1);
+                std::size_t max_variants = 1, Replayer::Limits limits = Replayer::Limits::Raise);
+  // After Limits::MustFit (built on nimble's thread), on the program's: Replayer::raise_limits.
+  void raise_limits() { replayer_.raise_limits(); }
 
   // The stream graphs are launched on: the stream the program issued the iteration on. A plan
   // whose ops name their program streams (a multi-stream recording; its segments each lie on

@@ -41,7 +41,12 @@ struct RecordingWait {
   // the window closed (with the wait, when made on the program's thread).
   bool in_background = false;
   double ready_after_ms = 0;
-  double total_ms() const { return closing.total_ms() + (in_background ? 0 : plan_ms + graphs_ms); }
+  // Graphs that could not be built there (why), built again on the program's thread: waited for.
+  std::string graphs_rebuilt_because;
+  double graphs_rebuilt_ms = 0;
+  double total_ms() const {
+    return closing.total_ms() + (in_background ? graphs_rebuilt_ms : plan_ms + graphs_ms);
+  }
 };
 trace::json wait_json(const RecordingWait& wait);    // a recording's setup.program_waited_ms
 std::string wait_text(const RecordingWait& wait);    // "the program waited 41.5 ms (trace built ...)"
