@@ -54,7 +54,10 @@ CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
   if ((p.kind == HostPoint::Kind::EventRecord || p.kind == HostPoint::Kind::StreamWait) && should_record()) {
     p.captured = program_capturing(p.stream, h.stream);
   }
+  std::unique_lock<std::mutex> captures;
+  if (p.kind == HostPoint::Kind::ContextSync) captures = run_hold_captures();
   const CUresult r = real();
+  if (captures) captures.unlock();
   if (r == CUDA_SUCCESS && (should_record() || p.kind == HostPoint::Kind::CaptureBegin)) after_host_point(h, p);
   return r;
 }

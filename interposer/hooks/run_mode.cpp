@@ -51,6 +51,7 @@ struct Prepared {
 struct RunState {
   std::mutex mu;
   replayer::DriverApi api;
+  replayer::DriverApi background_api;  // api, its captures holding g_captures (graphs built on nimble's thread)
   std::unique_ptr<replayer::RunSession> session;
   std::vector<replayer::GraphExecutor*> executors;  // per recording, as the session numbers them
   std::vector<bool> own_streams;  // per recording: its ops replay on the program's recorded streams
@@ -214,20 +215,42 @@ replayer::RunSetupOptions setup_options() {
   return o;
 }
 
+std::mutex g_captures;
+thread_local std::unique_lock<std::mutex> t_capturing;  // nimble's thread, from a capture's begin to its end
+
+// What nimble's thread builds graphs with: the driver, but for captures, which hold g_captures.
+CUresult CUDAAPI begin_capture_held(CUstream stream, CUstreamCaptureMode mode) {
+  t_capturing = std::unique_lock<std::mutex>(g_captures);
+  const CUresult r = run_state()->api.begin_capture(stream, mode);
+  if (r != CUDA_SUCCESS) t_capturing.unlock();
+  return r;
+}
+CUresult CUDAAPI end_capture_held(CUstream stream, CUgraph* graph) {
+  const CUresult r = run_state()->api.end_capture(stream, graph);
+  if (t_capturing) t_capturing.unlock();
+  return r;
+}
+
 // Looked up once, on the program's thread: whether the driver has all the executor needs.
 bool load_api(RunState& r) {
   if (!r.api_missing) {
     std::string missing;
     r.api_missing = replayer::load_driver_api(&driver_function, r.api, &missing) ? "" : missing;
+    r.background_api = r.api;
+    r.background_api.begin_capture = &begin_capture_held;
+    r.background_api.end_capture = &end_capture_held;
   }
   return r.api_missing->empty();
 }
 
-// Builds the recording of `setup` (its executor: graphs, under `limits`) into p.
-void build_recording(const RunState& r, Prepared& p, replayer::RecordingSetup setup, replayer::Replayer::Limits limits) {
+// Builds the recording of `setup` (its executor: graphs) into p; on nimble's thread (`background`)
+// with the program's kernel limits left alone and the captures held apart from its context syncs.
+void build_recording(const RunState& r, Prepared& p, replayer::RecordingSetup setup, bool background) {
   const replayer::Backend backend = p.backend;
+  const replayer::DriverApi& api = background ? r.background_api : r.api;
+  const auto limits = background ? replayer::Replayer::Limits::MustFit : replayer::Replayer::Limits::Raise;
   setup.make_executor = [&](const replayer::ReplayPlan& plan, const std::vector<replayer::Segment>& segments) {
-    auto executor = std::make_unique<replayer::GraphExecutor>(r.api, plan, segments, backend,
+    auto executor = std::make_unique<replayer::GraphExecutor>(api, plan, segments, backend,
                                                               static_cast<std::size_t>(config().run_variants), limits);
     p.executor = executor.get();
     return std::unique_ptr<replayer::Executor>(std::move(executor));
@@ -258,8 +281,7 @@ Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration
   std::optional<replayer::RecordingSetup> kept;
   if (background) kept = *prepared.setup;  // a copy: the build consumes the setup
   try {
-    build_recording(r, p, std::move(*prepared.setup),
-                    background ? replayer::Replayer::Limits::MustFit : replayer::Replayer::Limits::Raise);
+    build_recording(r, p, std::move(*prepared.setup), background);
   } catch (const std::exception& e) {
     p.recording.reset();
     p.executor = nullptr;
@@ -292,7 +314,7 @@ bool adopt(RunState& r, Prepared p) {
   if (p.rebuild) {
     const std::uint64_t began = now_ns();
     try {
-      build_recording(r, p, std::move(*p.rebuild), replayer::Replayer::Limits::Raise);
+      build_recording(r, p, std::move(*p.rebuild), /*background=*/false);
     } catch (const std::exception& e) {
       p.recording.reset();
       p.refused_because = e.what();
@@ -340,6 +362,8 @@ bool adopt(RunState& r, Prepared p) {
 }
 
 }  // namespace
+
+std::unique_lock<std::mutex> run_hold_captures() { return std::unique_lock<std::mutex>(g_captures); }
 
 bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   InternalScope internal;

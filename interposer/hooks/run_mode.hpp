@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,10 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded);
 // program's thread, under the recorder's lock.
 TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded);
 inline std::atomic<bool> g_recording_ready{false};
+// A context-wide synchronisation fails while any stream of the context is being captured, and
+// invalidates that capture (the driver's answer: scripts/gpu/capture_isolation.cu). The program's
+// cuCtxSynchronize holds this while it runs; nimble's thread holds it while it captures a graph.
+std::unique_lock<std::mutex> run_hold_captures();
 // Adds the recording made ready in the background, or tells why it cannot be one: what
 // run_recorded returns, or nullopt when there was nothing to add.
 std::optional<bool> run_adopt_ready();

@@ -305,7 +305,14 @@ CUresult cuLaunchHostFunc(CUstream, CUhostFn fn, void* data) {
 }
 CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
 CUresult cuStreamQuery(CUstream) { called("cuStreamQuery"); return CUDA_SUCCESS; }  // always complete
-CUresult cuCtxSynchronize() { called("cuCtxSynchronize"); return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() {
+  called("cuCtxSynchronize");
+  if (fake::any_capturing()) {
+    called("cuCtxSynchronize failed");
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* s) {
   *s = CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;

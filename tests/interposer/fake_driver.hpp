@@ -25,6 +25,9 @@ struct Entry {
 const Entry* graph_entries(std::size_t* count);
 // Whether `stream` is being captured: a launch there becomes a graph node, not work.
 bool capturing(CUstream stream);
+// Whether any stream is being captured: as the real driver does (scripts/gpu/capture_isolation.cu),
+// cuCtxSynchronize then fails and the capture is invalidated.
+bool any_capturing();
 
 // A kernel's argument bytes, from kernelParams (by its parameter layout) or an `extra` buffer.
 std::vector<std::uint8_t> kernel_args(CUfunction f, void** params, void** extra);

@@ -134,6 +134,11 @@ bool capturing(CUstream stream) {
   return g_capturing.count(stream) > 0;
 }
 
+bool any_capturing() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return !g_capturing.empty();
+}
+
 void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args) {
   std::lock_guard<std::mutex> lock(g_mu);
   Node n;
@@ -160,6 +165,8 @@ CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode) {
 }
 CUresult cuStreamEndCapture(CUstream s, CUgraph* g) {
   fake::called("cuStreamEndCapture");
+  // A capture held open a while: tests of what the program's calls meet meanwhile.
+  if (const char* ms = std::getenv("FAKE_DRIVER_CAPTURE_MS")) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
   std::lock_guard<std::mutex> lock(g_mu);
   g_capturing.erase(s);
   *g = g_capture_graph[s];

@@ -291,13 +291,13 @@ int loop(int iterations, int change_at) {
 // iterations and then 5 more, for at most 20 s; or exactly `iterations` when given (the plain run
 // to compare with). Prints the work digest, how many iterations ran, and the first
 // iteration nimble run reported replayed (-1: none).
-int loop_until_replayed(int iterations) {
+int loop_until_replayed(int iterations, bool context_sync = false) {
   using Counter = unsigned long long (*)();
   const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  int i = 0, first_replayed = -1, stop_at = iterations > 0 ? iterations : 1 << 30;
+  int i = 0, first_replayed = -1, stop_at = iterations > 0 ? iterations : 1 << 30, failed_syncs = 0;
   for (; i < stop_at && (iterations > 0 || std::chrono::steady_clock::now() < deadline); ++i) {
     if (i == 1) cuProfilerStart();
     int n = 100 + i % 7;
@@ -310,14 +310,15 @@ int loop_until_replayed(int iterations) {
     cuMemcpyDtoHAsync(host, b, 1024, nullptr);
     cuStreamSynchronize(nullptr);
     if (i == 1) cuProfilerStop();
+    if (context_sync && i > 1) failed_syncs += cuCtxSynchronize() != CUDA_SUCCESS;  // torch.cuda.synchronize()
     if (iterations <= 0 && first_replayed < 0 && replayed && replayed() >= 3) {
       first_replayed = i;
       stop_at = i + 6;
     }
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
-  std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d\n", i, first_replayed,
-              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d failed_context_syncs=%d\n", i,
+              first_replayed, fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), failed_syncs);
   return 0;
 }
 
@@ -735,6 +736,7 @@ int main(int argc, char** argv) {
   if (mode == "loop") return loop(8, -1);
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "loop-until-replayed") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0);
+  if (mode == "loop-until-replayed-context-sync") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, true);
   if (mode == "loop-events") return loop_events(8);
   if (mode == "loop-streams") return loop_streams(8, false);
   if (mode == "loop-streams-per-thread") return loop_streams(8, true);

@@ -429,6 +429,25 @@ TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreRe
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
 }
 
+// The driver fails a context-wide synchronisation while any stream is being captured (and the
+// capture with it). While nimble's thread captures the graphs (held open 20 ms each here), the
+// program's cuCtxSynchronize after every iteration waits for the capture instead: none fails,
+// and replay begins.
+TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
+                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_CAPTURE_MS=20"};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed-context-sync"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto c = counts(r.output, "iterations=");
+  ASSERT_TRUE(c.count("failed_context_syncs")) << r.output;
+  EXPECT_EQ(c.at("failed_context_syncs"), 0) << r.output;
+  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
+  const RunResult plain = plain_run("loop-until-replayed-context-sync " + std::to_string(c.at("iterations")));
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
 // A program that ends before its recording's graphs are ready ran every iteration itself: its
 // results are a plain run's, and the summary says why nothing was replayed.
 TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {

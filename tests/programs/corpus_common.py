@@ -18,6 +18,9 @@ STEPS = int(os.environ.get("STEPS", "60"))
 # "A:B" brackets steps A..B-1 with cuProfilerStart/Stop, so `nimble record` (its default capture
 # range) records exactly those steps, for looking at what a program issues per step.
 PROFILE_STEPS = os.environ.get("CORPUS_PROFILE_STEPS", "")
+# CORPUS_DEVICE_SYNC=1: torch.cuda.synchronize() after every step (a context-wide sync, which must
+# never meet a graph capture of nimble's thread).
+DEVICE_SYNC = os.environ.get("CORPUS_DEVICE_SYNC", "") == "1"
 MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
 
 _digests = []
@@ -81,6 +84,9 @@ def step_begins(i):
 def step_done(i, *results):
     if PROFILE_STEPS and i + 1 == int(PROFILE_STEPS.split(":")[1]):
         _profiler("cuProfilerStop")
+    if DEVICE_SYNC:  # as benchmarking loops do: cudaDeviceSynchronize, which no capture may meet
+        import torch
+        torch.cuda.synchronize()
     h = hashlib.sha256()
     for r in results:
         h.update(_bytes(r))
