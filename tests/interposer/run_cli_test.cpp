@@ -18,9 +18,11 @@ namespace nimble::test {
 namespace {
 
 // Without the payoff trial: these tests count what the mechanics do with every later iteration.
-// The program waits for each recording's graphs (NIMBLE_RUN_BACKGROUND=0), so that replay begins at
-// a known iteration; building them while the program runs on, the default, has tests of its own.
+// The program waits for each recording's graphs (NIMBLE_RUN_BACKGROUND=0, whatever the default),
+// so that replay begins at a known iteration; building them while the program runs on has tests of
+// its own (kBuildInBackground).
 const char* const kWaitForGraphs = "NIMBLE_RUN_BACKGROUND=0";
+const char* const kBuildInBackground = "NIMBLE_RUN_BACKGROUND=1";
 std::vector<std::string> fake_driver_env(bool graphs) {
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
                                   kWaitForGraphs};
@@ -397,14 +399,14 @@ TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
       << r.output;
 }
 
-// By default a recording's plan and graphs are made on nimble's thread while the program runs on
-// (here a slow instantiation: 150 ms a graph): the program waits only for its trace, keeps running
+// With NIMBLE_RUN_BACKGROUND=1 a recording's plan and graphs are made on nimble's thread while the
+// program runs on (here a slow instantiation: 150 ms a graph): the program waits only for its trace, keeps running
 // its iterations itself meanwhile, and replay begins once the graphs are ready. The results are a
 // plain run's of as many iterations.
 TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreReady) {
   const std::string dir = temp_dir();
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=150"};
+                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=150"};
   const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
                                          "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -436,7 +438,7 @@ TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreRe
 TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
   const std::string dir = temp_dir();
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_CAPTURE_MS=20"};
+                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_CAPTURE_MS=20"};
   const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
                                          "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed-context-sync"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -453,7 +455,7 @@ TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
 TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {
   const std::string dir = temp_dir();
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=400"};
+                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=400"};
   const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
                                          "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed", "8"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
