@@ -330,10 +330,22 @@ trace::Trace Engine::build_trace() const {
                              state_->allocations.window(), state_->order.policy());
 }
 
-trace::Trace Engine::take_trace() {
+trace::Trace Engine::take_trace() { return take_trace_later()(); }
+
+std::function<trace::Trace()> Engine::take_trace_later() {
   std::lock_guard lock(state_->mutex);
-  return detail::build_trace(std::move(state_->tasks), state_->order.trace_streams(), state_->allocations.window(),
-                             state_->order.policy());
+  struct Taken {
+    detail::TaskRecords tasks;
+    trace::json streams;
+    std::vector<AllocRecord> allocations;
+    StreamOrderPolicy policy;
+  };
+  auto taken = std::make_shared<Taken>(Taken{std::move(state_->tasks), detail::streams_json(state_->order.trace_streams()),
+                                             state_->allocations.window(), state_->order.policy()});
+  state_->tasks.clear();
+  return [taken] {
+    return detail::build_trace(std::move(taken->tasks), std::move(taken->streams), taken->allocations, taken->policy);
+  };
 }
 
 }  // namespace nimble::deps

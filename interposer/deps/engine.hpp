@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -172,6 +173,11 @@ class Engine {
   // The same, taking the window's tasks out of the engine (a trace built once, as the recorder
   // does, is then not copied); a later build_trace has no tasks until the next window.
   trace::Trace take_trace();
+  // The same in two steps: the window's tasks are taken now (and the streams and allocations the
+  // trace names copied, under the engine's lock); the function returned builds the trace from
+  // them alone, on any thread, once. nimble run builds it on a thread of its own while the
+  // program goes on.
+  std::function<trace::Trace()> take_trace_later();
 
  private:
   struct State;

@@ -62,22 +62,6 @@ trace::Task make_task(trace::TaskId id, TaskRecord rec) {
   return task;
 }
 
-trace::json streams_json(const std::vector<StreamInfo*>& streams) {
-  trace::json out = trace::json::array();
-  for (std::size_t i = 0; i < streams.size(); ++i) {
-    const StreamInfo& s = *streams[i];
-    trace::json entry = {{"index", i},
-                         {"handle", trace::hex_address(s.handle)},
-                         {"flags", s.flags},
-                         {"priority", s.priority},
-                         {"kind", stream_kind_name(s.kind)}};
-    if (s.kind == StreamKind::PerThread) entry["thread"] = s.thread;
-    if (!s.seen_created) entry["seen_created"] = false;  // assumed blocking
-    out.push_back(std::move(entry));
-  }
-  return out;
-}
-
 trace::json allocations_json(const std::vector<AllocRecord>& allocations) {
   trace::json out = trace::json::array();
   for (const AllocRecord& a : allocations) {
@@ -104,8 +88,29 @@ trace::Trace build_trace(const TaskRecords& tasks,
   return build_trace(TaskRecords(tasks), streams, allocations, policy);
 }
 
+trace::json streams_json(const std::vector<StreamInfo*>& streams) {
+  trace::json out = trace::json::array();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const StreamInfo& s = *streams[i];
+    trace::json entry = {{"index", i},
+                         {"handle", trace::hex_address(s.handle)},
+                         {"flags", s.flags},
+                         {"priority", s.priority},
+                         {"kind", stream_kind_name(s.kind)}};
+    if (s.kind == StreamKind::PerThread) entry["thread"] = s.thread;
+    if (!s.seen_created) entry["seen_created"] = false;  // assumed blocking
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 trace::Trace build_trace(TaskRecords&& tasks, const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy) {
+  return build_trace(std::move(tasks), streams_json(streams), allocations, policy);
+}
+
+trace::Trace build_trace(TaskRecords&& tasks, trace::json streams, const std::vector<AllocRecord>& allocations,
+                         StreamOrderPolicy policy) {
   trace::Trace out;
   out.tasks.reserve(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -113,7 +118,7 @@ trace::Trace build_trace(TaskRecords&& tasks, const std::vector<StreamInfo*>& st
   }
   tasks.clear();
   out.extra["dependency_policy"] = stream_order_policy_name(policy);
-  out.extra["streams"] = streams_json(streams);
+  out.extra["streams"] = std::move(streams);
   out.extra["allocations"] = allocations_json(allocations);
   return out;
 }

@@ -34,5 +34,10 @@ trace::Trace build_trace(const TaskRecords& tasks,
 // The same, taking the records (they are left empty).
 trace::Trace build_trace(TaskRecords&& tasks, const std::vector<StreamInfo*>& streams,
                          const std::vector<AllocRecord>& allocations, StreamOrderPolicy policy);
+// The same with the streams as the trace lists them (streams_json), so that no live stream state
+// is read.
+trace::Trace build_trace(TaskRecords&& tasks, trace::json streams, const std::vector<AllocRecord>& allocations,
+                         StreamOrderPolicy policy);
+trace::json streams_json(const std::vector<StreamInfo*>& streams);
 
 }  // namespace nimble::deps::detail

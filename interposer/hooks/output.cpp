@@ -128,33 +128,36 @@ std::string numbered_trace_path(const std::string& path, int n) {
   return stem + "." + std::to_string(n) + (json ? suffix : std::string());
 }
 
-trace::Trace build_recorded_trace(const WindowReport& report) {
-  trace::Trace trace = engine().take_trace();
-  trace::json coverage = attach_cupti_results(trace, report.cupti_used);
+trace::Trace build_recorded_trace(const WindowReport& report) { return build_recorded_trace_later(report)(); }
 
+TraceWriter::Build build_recorded_trace_later(const WindowReport& report) {
   const FunnelStats funnel = funnel_stats();
-  trace.extra["recorded_with"] = {
-      {"tool", "nimble"},
-      {"version", NIMBLE_VERSION},
-      {"interposer", "libnimble.so"},
-      {"command", command_line()},
-      {"pid", static_cast<long>(getpid())},
-      {"funnel", {{"proc_address_wrapped", funnel.proc_address_wrapped},
-                  {"proc_address_passed_through", funnel.proc_address_passed},
-                  {"dlsym_wrapped", funnel.dlsym_wrapped}}}};
-  trace.extra["device"] = report.device;
-  trace::json capture = {{"range", report.range},
-                         {"iteration", report.iteration},
-                         {"ended_by", report.ended_by},
-                         {"truncated", report.truncated},
-                         {"window_ms", report.window_ms}};
-  if (!report.auto_range.is_null()) capture["auto"] = report.auto_range;
-  trace.extra["capture"] = std::move(capture);
-  coverage["cupti"] = report.cupti_used ? "used" : "unavailable";
-  if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;
-  if (report.cupti_after_first_task) coverage["cupti_after_first_task"] = true;
-  trace.extra["coverage"] = std::move(coverage);
-  return trace;
+  return [tasks = engine().take_trace_later(), funnel, report] {
+    trace::Trace trace = tasks();
+    trace::json coverage = attach_cupti_results(trace, report.cupti_used);
+    trace.extra["recorded_with"] = {
+        {"tool", "nimble"},
+        {"version", NIMBLE_VERSION},
+        {"interposer", "libnimble.so"},
+        {"command", command_line()},
+        {"pid", static_cast<long>(getpid())},
+        {"funnel", {{"proc_address_wrapped", funnel.proc_address_wrapped},
+                    {"proc_address_passed_through", funnel.proc_address_passed},
+                    {"dlsym_wrapped", funnel.dlsym_wrapped}}}};
+    trace.extra["device"] = report.device;
+    trace::json capture = {{"range", report.range},
+                           {"iteration", report.iteration},
+                           {"ended_by", report.ended_by},
+                           {"truncated", report.truncated},
+                           {"window_ms", report.window_ms}};
+    if (!report.auto_range.is_null()) capture["auto"] = report.auto_range;
+    trace.extra["capture"] = std::move(capture);
+    coverage["cupti"] = report.cupti_used ? "used" : "unavailable";
+    if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;
+    if (report.cupti_after_first_task) coverage["cupti_after_first_task"] = true;
+    trace.extra["coverage"] = std::move(coverage);
+    return trace;
+  };
 }
 
 namespace {
@@ -184,14 +187,22 @@ bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report)
 }
 
 void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report, TraceWriter::Before before) {
+  auto taken = std::make_shared<trace::Trace>(std::move(trace));
+  write_recorded_trace_in_background([taken] { return std::move(*taken); }, report, std::move(before));
+}
+
+void write_recorded_trace_in_background(TraceWriter::Build build, const WindowReport& report, TraceWriter::Before before) {
   const std::string path = path_of(report);
-  std::string wrote = wrote_message(trace, report);
+  auto wrote = std::make_shared<std::string>();
   background_trace_writer().write(
-      std::move(trace), path,
-      [path, wrote = std::move(wrote)](const std::optional<std::string>& error) {
-        log_message(error ? "could not write the trace to " + path + ": " + *error : wrote);
+      std::move(build), path,
+      [path, wrote](const std::optional<std::string>& error) {
+        log_message(error ? "could not write the trace to " + path + ": " + *error : *wrote);
       },
-      std::move(before));
+      [wrote, report, before = std::move(before)](trace::Trace& trace, double build_ms) {
+        *wrote = wrote_message(trace, report);
+        if (before) before(trace, build_ms);
+      });
 }
 
 }  // namespace nimble::hooks

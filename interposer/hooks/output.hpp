@@ -30,12 +30,19 @@ trace::json describe_device();
 // The trace of the window that closed: the engine's tasks (taken from it) and what the hook layer
 // knows (device, capture range, CUPTI durations and coverage).
 trace::Trace build_recorded_trace(const WindowReport& report);
+// The same in two steps: the engine's tasks are taken now; the function returned builds the trace,
+// on any thread, once. Only without CUPTI (report.cupti_used false): its results are read when
+// the trace is built.
+TraceWriter::Build build_recorded_trace_later(const WindowReport& report);
 // Writes it to report.path (or NIMBLE_OUTPUT) and says so on stderr; false (and why on stderr)
 // when it could not be written.
 bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report);
 // The same on background_trace_writer()'s thread (nimble run: the program goes on meanwhile), after
 // `before` there; a failure is said on stderr when it happens.
 void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report,
+                                        TraceWriter::Before before = {});
+// The same for a trace built on that thread first (build_recorded_trace_later).
+void write_recorded_trace_in_background(TraceWriter::Build build, const WindowReport& report,
                                         TraceWriter::Before before = {});
 
 // Where the trace goes: NIMBLE_OUTPUT with %p expanded.

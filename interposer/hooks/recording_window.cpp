@@ -378,16 +378,25 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.window_ms = std::chrono::duration<double, std::milli>(closing - opened_at_).count();
   waited.window_ms = report.window_ms;
   if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
+  // nimble run in the background: the program's first GPU call after the recording is ready adds
+  // it (run_recording_ready), and only then may recording stop. The trace is built there too,
+  // unless CUPTI's results are to be read into it.
+  const bool added_later = config_.run && config_.run_background && !at_exit;
+  const bool built_later = added_later && !report.cupti_used;
   const auto building = Clock::now();
-  trace::Trace trace = build_recorded_trace(report);
+  TraceWriter::Build build_later;
+  trace::Trace trace;
+  if (built_later) {
+    build_later = build_recorded_trace_later(report);
+  } else {
+    trace = build_recorded_trace(report);
+  }
   waited.trace_build_ms = since(building);
+  waited.trace_built_in_background = built_later;
   ++windows_written_;
   // One trace per process, except that `nimble run` with the automatic range keeps tracking
   // allocations and streams, to record the iteration again when the program moves on.
   const bool may_record_again = config_.run && auto_range_ && !at_exit;
-  // nimble run in the background: the program's first GPU call after the recording is ready adds
-  // it (run_recording_ready), and only then may recording stop.
-  const bool added_later = config_.run && config_.run_background && !at_exit;
   if (!may_record_again && !added_later) g_recording.store(false, std::memory_order_relaxed);
   if (!config_.run || at_exit) {
     const auto writing = Clock::now();
@@ -412,7 +421,12 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   waited.trace_written_in_background = true;
   recorded.closing = waited;
   if (added_later) {
-    write_recorded_trace_in_background(std::move(trace), report, run_prepare_in_background(recorded));
+    TraceWriter::Before prepare = run_prepare_in_background(recorded);
+    if (built_later) {
+      write_recorded_trace_in_background(std::move(build_later), report, std::move(prepare));
+    } else {
+      write_recorded_trace_in_background(std::move(trace), report, std::move(prepare));
+    }
     return;
   }
   bool again = false;

@@ -40,6 +40,7 @@ struct Prepared {
   trace::json described;
   std::uint64_t handed_ns = 0, began_ns = 0, planned_ns = 0, built_ns = 0;
   bool in_background = false;
+  double trace_ms = 0;  // built on nimble's thread, in the background
   // Its graphs could not be built on nimble's thread (why): the setup, to build them on the
   // program's when it is added.
   std::optional<replayer::RecordingSetup> rebuild;
@@ -334,8 +335,14 @@ bool adopt(RunState& r, Prepared p) {
     described["piece"] = config().run_piece;
     described["variants"] = config().run_variants;
     const auto ms = [](std::uint64_t from, std::uint64_t to) { return static_cast<double>(to - from) / 1e6; };
-    replayer::RecordingWait wait{recorded.closing, ms(p.began_ns, p.planned_ns), ms(p.planned_ns, p.built_ns),
-                                 p.in_background, 0, p.rebuild_because, rebuilt_ms};
+    replayer::RecordingWait wait;
+    wait.closing = recorded.closing;
+    wait.plan_ms = ms(p.began_ns, p.planned_ns);
+    wait.graphs_ms = ms(p.planned_ns, p.built_ns);
+    wait.in_background = p.in_background;
+    wait.background_trace_ms = p.trace_ms;
+    wait.graphs_rebuilt_because = p.rebuild_because;
+    wait.graphs_rebuilt_ms = rebuilt_ms;
     wait.ready_after_ms = recorded.closing.total_ms() + (p.in_background ? ms(p.handed_ns, now_ns()) : ms(p.began_ns, now_ns()));
     described["program_waited_ms"] = replayer::wait_json(wait);
     described["recorded_window_ms"] = recorded.closing.window_ms;  // against an iteration's time, what recording it cost
@@ -381,7 +388,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
     if (load_api(r) && !r.context) r.api.ctx_get_current(&r.context);
   }
   const std::uint64_t handed = now_ns();
-  return [&r, recorded, handed](trace::Trace& trace) {
+  return [&r, recorded, handed](trace::Trace& trace, double build_ms) {
     InternalScope internal;
     Prepared p;
     try {
@@ -398,6 +405,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
     }
     p.in_background = true;
     p.handed_ns = handed;
+    p.trace_ms = build_ms;
     std::lock_guard<std::mutex> lock(r.mu);
     r.ready = std::move(p);
     g_recording_ready.store(true, std::memory_order_release);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 
 #include "nimble/trace/io.hpp"
@@ -35,10 +36,23 @@ void TraceWriter::join_locked() {
 }
 
 void TraceWriter::write(trace::Trace trace, std::string path, Done done, Before before) {
-  auto job = [trace = std::move(trace), path = std::move(path), done = std::move(done),
-              before = std::move(before)]() mutable {
-    if (before) before(trace);
-    const std::optional<std::string> error = write_now(trace, path);
+  auto taken = std::make_shared<trace::Trace>(std::move(trace));
+  write([taken] { return std::move(*taken); }, std::move(path), std::move(done), std::move(before));
+}
+
+void TraceWriter::write(Build build, std::string path, Done done, Before before) {
+  auto job = [build = std::move(build), path = std::move(path), done = std::move(done), before = std::move(before)] {
+    const auto began = std::chrono::steady_clock::now();
+    trace::Trace trace;
+    std::optional<std::string> error;
+    try {
+      trace = build();
+    } catch (const std::exception& e) {
+      error = std::string("building the trace failed: ") + e.what();
+    }
+    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    if (before) before(trace, build_ms);
+    if (!error) error = write_now(trace, path);
     if (done) done(error);
   };
   std::lock_guard<std::mutex> lock(mu_);

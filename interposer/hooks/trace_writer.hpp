@@ -32,13 +32,18 @@ class TraceWriter {
   TraceWriter& operator=(const TraceWriter&) = delete;
   ~TraceWriter();  // waits for the write under way
 
-  // Work on the trace before it is written, on the same thread (nimble run plans from it there).
-  using Before = std::function<void(trace::Trace& trace)>;
+  // Work on the trace before it is written, on the same thread (nimble run plans from it there);
+  // `build_ms`: how long the trace took to build there (0: it came built).
+  using Before = std::function<void(trace::Trace& trace, double build_ms)>;
+  // Makes the trace (Engine::take_trace_later), on the writer's thread.
+  using Build = std::function<trace::Trace()>;
 
   // Starts writing `trace` to `path`, after `before` if given; an earlier write is finished first
   // (traces are written in the order recorded). Once closed, does it all on the caller's thread
   // before returning.
   void write(trace::Trace trace, std::string path, Done done, Before before = {});
+  // The same for a trace that `build` makes first, on the writer's thread.
+  void write(Build build, std::string path, Done done, Before before = {});
   // Waits for the write under way, if any. In a forked child, whose copy of this object names the
   // parent's thread, it returns at once: the parent writes the file.
   void finish();

@@ -201,6 +201,8 @@ trace::json wait_json(const RecordingWait& w) {
   return {{"total", w.total_ms()},
           {"cupti_stop", c.cupti_stop_ms},
           {"trace_build", c.trace_build_ms},
+          {"trace_built_in_background", c.trace_built_in_background},
+          {"background_trace_build", w.background_trace_ms},
           {"trace_write", c.trace_write_ms},
           {"trace_written_in_background", c.trace_written_in_background},
           {"plan", w.plan_ms},
@@ -220,7 +222,7 @@ std::string wait_text(const RecordingWait& w) {
   };
   std::string parts;
   if (c.cupti_stop_ms >= 0.05) parts += "CUPTI " + ms(c.cupti_stop_ms) + ", ";
-  parts += "trace built " + ms(c.trace_build_ms);
+  parts += (c.trace_built_in_background ? "trace taken " : "trace built ") + ms(c.trace_build_ms);
   // In the background the write waited for is an earlier recording's file, if any.
   if (!c.trace_written_in_background) parts += " and written " + ms(c.trace_write_ms);
   if (!w.in_background) parts += ", plan " + ms(w.plan_ms) + ", graphs " + ms(w.graphs_ms);
@@ -231,8 +233,9 @@ std::string wait_text(const RecordingWait& w) {
   if (c.trace_written_in_background) parts += "; the trace file is written meanwhile";
   std::string text = "the program waited " + ms(w.total_ms()) + " ms (" + parts + ")";
   if (w.in_background) {
-    text += "; plan (" + ms(w.plan_ms) + " ms) and graphs (" + ms(w.graphs_ms) +
-            " ms) were made while it ran on, ready " + ms(w.ready_after_ms) + " ms after the window closed";
+    text += std::string("; ") + (c.trace_built_in_background ? "trace (" + ms(w.background_trace_ms) + " ms), plan (" : "plan (") +
+            ms(w.plan_ms) + " ms) and graphs (" + ms(w.graphs_ms) + " ms) were made while it ran on, ready " +
+            ms(w.ready_after_ms) + " ms after the window closed";
   }
   return text;
 }

@@ -48,6 +48,32 @@ TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
   EXPECT_EQ(engine.take_trace().tasks.size(), 1u);
 }
 
+// nimble run takes the window's tasks on the program's thread and builds the trace on its own,
+// while the program goes on: the trace built later is the one taking it at once gives, whatever
+// the engine did meanwhile (a new stream, a freed allocation, the next window's tasks).
+TEST(Capture, ATraceTakenNowAndBuiltLaterIsTheWindowsAsItClosed) {
+  const auto record = [](Engine& engine) {
+    engine.stream_created(kA, 0, 0, 1);
+    engine.allocated(kX, 0x100, AllocKind::Device, kLegacyStream);
+    engine.begin_window();
+    launch(engine, kA, {wr(kX, 0x100)});
+    launch(engine, kA, {rd(kX, 0x10)});
+    engine.end_window();
+  };
+  Engine now, later;
+  record(now);
+  record(later);
+  const trace::Trace expected = now.take_trace();
+  const std::function<trace::Trace()> build = later.take_trace_later();
+  EXPECT_TRUE(later.build_trace().tasks.empty()) << "the tasks were taken when asked";
+  later.stream_created(kB, 0, 0, 1);
+  later.freed(kX, kLegacyStream);
+  later.begin_window();
+  launch(later, kB);
+  later.end_window();
+  EXPECT_EQ(trace::dump_trace(build()), trace::dump_trace(expected));
+}
+
 // A launch's fields stay typed from the hook to the trace (no JSON on the program's thread), and
 // the trace written is the one they would make as JSON.
 TEST(Capture, KernelFieldsStayTypedIntoTheTrace) {

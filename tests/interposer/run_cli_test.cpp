@@ -421,6 +421,8 @@ TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreRe
   ASSERT_EQ(summary.value("recordings", nlohmann::json::array()).size(), 1u) << summary.dump(2);
   const nlohmann::json waited = summary["recordings"][0]["setup"]["program_waited_ms"];
   EXPECT_EQ(waited.value("plan_and_graphs_in_background", false), true) << waited.dump();
+  EXPECT_EQ(waited.value("trace_built_in_background", false), true) << waited.dump();
+  EXPECT_GT(waited.value("background_trace_build", 0.0), 0.0) << waited.dump();
   EXPECT_GE(waited.value("graphs", 0.0), 150.0) << waited.dump();
   EXPECT_LT(waited.value("total", 1e9), 150.0) << "the program did not wait for the graphs: " << waited.dump();
   EXPECT_GE(waited.value("ready_after", 0.0), 150.0) << waited.dump();

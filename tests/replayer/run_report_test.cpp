@@ -78,6 +78,16 @@ TEST(RunReport, PlanAndGraphsMadeInTheBackgroundAreNotWaitedFor) {
                                         "kernel's limit); the trace file is written meanwhile)"))
       << wait_text(wait);
   EXPECT_DOUBLE_EQ(wait_json(wait)["graphs_rebuilt"].get<double>(), 4.0);
+  // The trace built there too: the program waited for its tasks to be taken.
+  wait.graphs_rebuilt_because.clear();
+  wait.graphs_rebuilt_ms = 0;
+  wait.closing.trace_built_in_background = true;
+  wait.closing.trace_build_ms = 0.31;
+  wait.background_trace_ms = 12.0;
+  EXPECT_EQ(wait_text(wait),
+            "the program waited 0.3 ms (trace taken 0.3; the trace file is written meanwhile); trace (12.0 ms), plan (10.0 "
+            "ms) and graphs (20.5 ms) were made while it ran on, ready 33.2 ms after the window closed");
+  EXPECT_DOUBLE_EQ(wait_json(wait)["background_trace_build"].get<double>(), 12.0);
 }
 
 TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {

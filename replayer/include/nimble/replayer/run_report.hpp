@@ -41,6 +41,7 @@ struct RecordingWait {
   // the window closed (with the wait, when made on the program's thread).
   bool in_background = false;
   double ready_after_ms = 0;
+  double background_trace_ms = 0;  // the trace built there (closing.trace_built_in_background)
   // Graphs that could not be built there (why), built again on the program's thread: waited for.
   std::string graphs_rebuilt_because;
   double graphs_rebuilt_ms = 0;

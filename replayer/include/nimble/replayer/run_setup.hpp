@@ -22,6 +22,8 @@ struct WindowClosing {
   double trace_build_ms = 0;   // the dependencies inferred, the trace assembled (CUPTI's durations attached)
   double trace_write_ms = 0;   // JSON written to disk (in the background: an earlier recording's file waited for)
   bool trace_written_in_background = false;  // the file is written while the program goes on (nimble run)
+  // The trace is built on nimble's thread too (trace_build_ms: its tasks taken from the engine).
+  bool trace_built_in_background = false;
   double window_ms = 0;        // not a wait: the window itself, the iteration run with every call described
   double total_ms() const { return cupti_stop_ms + trace_build_ms + trace_write_ms; }
 };
