@@ -28,15 +28,20 @@ TEST(Capture, TasksOutsideTheWindowAreNotRecorded) {
   EXPECT_EQ(deps_of(t, 0), Ids{});  // the pre-window task is complete
 }
 
-// The recorder builds each window's trace once, taking the tasks: the same trace, not a copy.
-TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
-  Engine engine;
+// A window of two launches on stream kA, the second reading what the first wrote into kX.
+void record_write_then_read(Engine& engine) {
   engine.stream_created(kA, 0, 0, 1);
   engine.allocated(kX, 0x100, AllocKind::Device, kLegacyStream);
   engine.begin_window();
   launch(engine, kA, {wr(kX, 0x100)});
   launch(engine, kA, {rd(kX, 0x10)});
   engine.end_window();
+}
+
+// The recorder builds each window's trace once, taking the tasks: the same trace, not a copy.
+TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
+  Engine engine;
+  record_write_then_read(engine);
   const trace::Trace built = engine.build_trace();
   const trace::Trace taken = engine.take_trace();
   EXPECT_EQ(trace::dump_trace(taken), trace::dump_trace(built));
@@ -52,17 +57,9 @@ TEST(Capture, TakingTheTraceGivesWhatBuildingItGivesAndEmptiesTheWindow) {
 // while the program goes on: the trace built later is the one taking it at once gives, whatever
 // the engine did meanwhile (a new stream, a freed allocation, the next window's tasks).
 TEST(Capture, ATraceTakenNowAndBuiltLaterIsTheWindowsAsItClosed) {
-  const auto record = [](Engine& engine) {
-    engine.stream_created(kA, 0, 0, 1);
-    engine.allocated(kX, 0x100, AllocKind::Device, kLegacyStream);
-    engine.begin_window();
-    launch(engine, kA, {wr(kX, 0x100)});
-    launch(engine, kA, {rd(kX, 0x10)});
-    engine.end_window();
-  };
   Engine now, later;
-  record(now);
-  record(later);
+  record_write_then_read(now);
+  record_write_then_read(later);
   const trace::Trace expected = now.take_trace();
   const std::function<trace::Trace()> build = later.take_trace_later();
   EXPECT_TRUE(later.build_trace().tasks.empty()) << "the tasks were taken when asked";

@@ -399,17 +399,27 @@ TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {
       << r.output;
 }
 
+// nimble run with the trace, plan and graphs made on nimble's thread (kBuildInBackground), no trial,
+// iteration 1 of the probe in `mode` (with its arguments) recorded; `slow`: the fake driver's
+// delay (FAKE_DRIVER_INSTANTIATE_MS=..., FAKE_DRIVER_CAPTURE_MS=...). The run must succeed.
+RunResult background_run(const std::string& dir, const std::string& slow, const std::vector<std::string>& probe_args) {
+  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
+                                        kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", slow};
+  std::vector<std::string> argv = {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                   "-o", dir + "/t.json", "--", probe_path()};
+  argv.insert(argv.end(), probe_args.begin(), probe_args.end());
+  RunResult r = run_with_env(env, argv);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r;
+}
+
 // With NIMBLE_RUN_BACKGROUND=1 a recording's plan and graphs are made on nimble's thread while the
 // program runs on (here a slow instantiation: 150 ms a graph): the program waits only for its trace, keeps running
 // its iterations itself meanwhile, and replay begins once the graphs are ready. The results are a
 // plain run's of as many iterations.
 TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreReady) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=150"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunResult r = background_run(dir, "FAKE_DRIVER_INSTANTIATE_MS=150", {"loop-until-replayed"});
   const auto c = counts(r.output, "iterations=");
   ASSERT_TRUE(c.count("first_replayed")) << r.output;
   // Iteration 1 was recorded; the program went on by itself while the graphs were built.
@@ -438,12 +448,7 @@ TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreRe
 // program's cuCtxSynchronize after every iteration waits for the capture instead: none fails,
 // and replay begins.
 TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
-  const std::string dir = temp_dir();
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_CAPTURE_MS=20"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed-context-sync"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunResult r = background_run(temp_dir(), "FAKE_DRIVER_CAPTURE_MS=20", {"loop-until-replayed-context-sync"});
   const auto c = counts(r.output, "iterations=");
   ASSERT_TRUE(c.count("failed_context_syncs")) << r.output;
   EXPECT_EQ(c.at("failed_context_syncs"), 0) << r.output;
@@ -456,11 +461,7 @@ TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
 // results are a plain run's, and the summary says why nothing was replayed.
 TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  kBuildInBackground, "FAKE_DRIVER_GRAPHS=1", "FAKE_DRIVER_INSTANTIATE_MS=400"};
-  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
-                                         "-o", dir + "/t.json", "--", probe_path(), "loop-until-replayed", "8"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunResult r = background_run(dir, "FAKE_DRIVER_INSTANTIATE_MS=400", {"loop-until-replayed", "8"});
   const nlohmann::json summary = read_json(dir + "/t.run.json");
   ASSERT_TRUE(summary.is_object()) << r.output;
   EXPECT_EQ(summary.value("iterations_replayed", -1), 0) << summary.dump(2);
