@@ -54,10 +54,10 @@ CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
   if ((p.kind == HostPoint::Kind::EventRecord || p.kind == HostPoint::Kind::StreamWait) && should_record()) {
     p.captured = program_capturing(p.stream, h.stream);
   }
-  std::unique_lock<std::mutex> captures;
-  if (p.kind == HostPoint::Kind::ContextSync) captures = run_hold_captures();
+  // Held until the capture begun is counted (program_capture_began).
+  const std::unique_lock<std::mutex> apart =
+      run_hold_apart(p.kind == HostPoint::Kind::ContextSync, p.kind == HostPoint::Kind::CaptureBegin);
   const CUresult r = real();
-  if (captures) captures.unlock();
   if (r == CUDA_SUCCESS && (should_record() || p.kind == HostPoint::Kind::CaptureBegin)) after_host_point(h, p);
   return r;
 }

@@ -116,6 +116,8 @@ void program_capture_maybe_ended() {
   }
 }
 
+bool program_captures_open() { return g_program_captures.load(std::memory_order_acquire) > 0; }
+
 bool program_capturing(CUstream stream, StreamVariant variant) {
   if (g_program_captures.load(std::memory_order_relaxed) == 0) return false;
   auto is_capturing = reinterpret_cast<PFN_cuStreamIsCapturing_v10000>(
@@ -186,6 +188,10 @@ void run_watch_again() {
 }
 
 void run_recording_ready() {
+  // Not inside a capture of the program's: adding may build graphs on this thread, whose
+  // allocations and captures would invalidate the program's graph. Its next call after the capture
+  // adds it.
+  if (program_captures_open()) return;
   const std::optional<bool> look_again = run_adopt_ready();
   if (!look_again) return;
   // What the window's close left to the adoption (RecordingWindow::close_window).

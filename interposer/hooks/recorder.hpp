@@ -58,6 +58,8 @@ bool inside_nimble();
 void program_capture_began();
 void program_capture_maybe_ended();
 bool program_capturing(CUstream stream, StreamVariant variant);
+// Whether any capture of the program's is open (begun and not yet ended), on any stream.
+bool program_captures_open();
 
 // What identifies one intercepted task.
 struct TaskCall {

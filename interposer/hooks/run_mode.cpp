@@ -1,5 +1,7 @@
 #include "run_mode.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "config.hpp"
 #include "library_queries.hpp"
@@ -38,7 +41,7 @@ struct Prepared {
   bool own_graphs = false;  // the iteration launches the program's own CUDA graphs: nimble run steps aside
   std::string refused_because;
   trace::json described;
-  std::uint64_t handed_ns = 0, began_ns = 0, planned_ns = 0, built_ns = 0;
+  std::uint64_t handed_ns = 0, began_ns = 0, planned_ns = 0, built_ns = 0, ready_ns = 0;
   bool in_background = false;
   double trace_ms = 0;  // built on nimble's thread, in the background
   // Its graphs could not be built on nimble's thread (why): the setup, to build them on the
@@ -62,7 +65,6 @@ struct RunState {
   std::uint64_t stream = 0;  // the stream the current iteration is issued on (map_stream)
   std::string summary_path;
   std::optional<std::string> api_missing;  // set once the driver API was looked up: what it lacks ("" none)
-  CUcontext context = nullptr;  // the program's, made current on nimble's thread to build graphs there
   std::optional<Prepared> ready;  // made on nimble's thread, until the program's next GPU call adds it
 };
 std::atomic<RunState*> g_run{nullptr};
@@ -135,6 +137,7 @@ void at_exit() {
   if (!state) return;
   // The trace files first: the summary must be newer than them (the CLI shows only a summary
   // written with the trace), whichever exit handler was registered first.
+  const std::uint64_t exiting = now_ns();
   background_trace_writer().close();
   try {
     std::lock_guard<std::mutex> lock(state->mu);
@@ -142,7 +145,11 @@ void at_exit() {
     g_running.store(false, std::memory_order_relaxed);
     if (state->ready) {
       state->refusals.push_back(state->ready->recorded.path +
-                                ": the program ended before its graphs were ready (they were being built while it ran on)");
+                                (state->ready->ready_ns < exiting
+                                     ? (program_captures_open()
+                                            ? ": its graphs were ready, but the program kept a CUDA graph capture of its own open"
+                                            : ": its graphs were ready, but the program made no GPU call after that")
+                                     : ": the program ended before its graphs were ready (they were being built while it ran on)"));
       state->ready.reset();
     }
     try {
@@ -216,8 +223,23 @@ replayer::RunSetupOptions setup_options() {
   return o;
 }
 
-std::mutex g_captures;
+std::mutex g_captures;  // nimble's thread captures / the program synchronises its context
+std::mutex g_building;  // nimble's thread builds graphs / the program begins a capture of its own
 thread_local std::unique_lock<std::mutex> t_capturing;  // nimble's thread, from a capture's begin to its end
+const pid_t g_process = getpid();  // a forked child holds no lock (its copy may be held by a thread it lacks)
+
+// nimble's thread, before it builds graphs: g_building, taken while no capture of the program's is
+// open (it then cannot begin one until the build is done). Null when the program kept capturing
+// for 10 s.
+std::unique_lock<std::mutex> build_apart_from_program_captures() {
+  for (int waited_ms = 0; waited_ms < 10000; ++waited_ms) {
+    std::unique_lock<std::mutex> building(g_building);
+    if (!program_captures_open()) return building;
+    building.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return {};
+}
 
 // What nimble's thread builds graphs with: the driver, but for captures, which hold g_captures.
 CUresult CUDAAPI begin_capture_held(CUstream stream, CUstreamCaptureMode mode) {
@@ -247,6 +269,11 @@ bool load_api(RunState& r) {
 // Builds the recording of `setup` (its executor: graphs) into p; on nimble's thread (`background`)
 // with the program's kernel limits left alone and the captures held apart from its context syncs.
 void build_recording(const RunState& r, Prepared& p, replayer::RecordingSetup setup, bool background) {
+  std::unique_lock<std::mutex> building;
+  if (background) {
+    building = build_apart_from_program_captures();
+    if (!building) throw replayer::ReplayError("the program kept a CUDA graph capture of its own open for 10 s");
+  }
   const replayer::Backend backend = p.backend;
   const replayer::DriverApi& api = background ? r.background_api : r.api;
   const auto limits = background ? replayer::Replayer::Limits::MustFit : replayer::Replayer::Limits::Raise;
@@ -370,7 +397,10 @@ bool adopt(RunState& r, Prepared p) {
 
 }  // namespace
 
-std::unique_lock<std::mutex> run_hold_captures() { return std::unique_lock<std::mutex>(g_captures); }
+std::unique_lock<std::mutex> run_hold_apart(bool context_sync, bool capture_begin) {
+  if ((!context_sync && !capture_begin) || getpid() != g_process) return {};
+  return std::unique_lock<std::mutex>(context_sync ? g_captures : g_building);
+}
 
 bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
   InternalScope internal;
@@ -383,16 +413,19 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded) {
 TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded) {
   InternalScope internal;
   RunState& r = make_run_state();
+  CUcontext context = nullptr;  // the program's now, where the window was recorded
   {
     std::lock_guard<std::mutex> lock(r.mu);
-    if (load_api(r) && !r.context) r.api.ctx_get_current(&r.context);
+    if (load_api(r)) r.api.ctx_get_current(&context);
   }
   const std::uint64_t handed = now_ns();
-  return [&r, recorded, handed](trace::Trace& trace, double build_ms) {
+  return [&r, recorded, handed, context](trace::Trace& trace, double build_ms) {
     InternalScope internal;
     Prepared p;
     try {
-      if (r.api_missing->empty() && r.api.ctx_set_current(r.context) != CUDA_SUCCESS) {
+      CUcontext current = nullptr;  // at exit this runs on the program's own thread: leave it be
+      if (r.api_missing->empty() && (r.api.ctx_get_current(&current) != CUDA_SUCCESS || current != context) &&
+          r.api.ctx_set_current(context) != CUDA_SUCCESS) {
         p.recorded = recorded;
         p.refused_because = "nimble's thread could not make the program's CUDA context current to build its graphs";
       } else {
@@ -406,6 +439,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
     p.in_background = true;
     p.handed_ns = handed;
     p.trace_ms = build_ms;
+    p.ready_ns = now_ns();
     std::lock_guard<std::mutex> lock(r.mu);
     r.ready = std::move(p);
     g_recording_ready.store(true, std::memory_order_release);

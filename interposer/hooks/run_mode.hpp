@@ -37,10 +37,17 @@ bool run_recorded(trace::Trace& trace, const RecordedIteration& recorded);
 // program's thread, under the recorder's lock.
 TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded);
 inline std::atomic<bool> g_recording_ready{false};
-// A context-wide synchronisation fails while any stream of the context is being captured, and
-// invalidates that capture (the driver's answer: scripts/gpu/capture_isolation.cu). The program's
-// cuCtxSynchronize holds this while it runs; nimble's thread holds it while it captures a graph.
-std::unique_lock<std::mutex> run_hold_captures();
+// What nimble's thread, building graphs while the program runs on, must be kept apart from:
+//  * a context-wide synchronisation fails while any stream of the context is being captured, and
+//    invalidates that capture (the driver's answer: scripts/gpu/capture_isolation.cu): the
+//    program's cuCtxSynchronize holds a lock that nimble's thread holds while it captures a graph;
+//  * a potentially unsafe call (an allocation) from another thread invalidates a GLOBAL-mode capture
+//    of the program's (torch.cuda.graph, reduce-overhead): nimble's thread builds only while no
+//    capture of the program's is open, and the program's cuStreamBeginCapture waits for a build
+//    under way.
+// The lock a host point of this kind holds while it runs (and its bookkeeping is done); none for
+// other kinds, and none in a forked child.
+std::unique_lock<std::mutex> run_hold_apart(bool context_sync, bool capture_begin);
 // Adds the recording made ready in the background, or tells why it cannot be one: what
 // run_recorded returns, or nullopt when there was nothing to add.
 std::optional<bool> run_adopt_ready();

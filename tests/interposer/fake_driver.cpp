@@ -313,8 +313,8 @@ CUresult cuCtxSynchronize() {
   }
   return CUDA_SUCCESS;
 }
-CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* s) {
-  *s = CU_STREAM_CAPTURE_STATUS_NONE;
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* s) {
+  *s = fake::capturing(stream) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 CUresult cuProfilerStart() { called("cuProfilerStart"); return CUDA_SUCCESS; }

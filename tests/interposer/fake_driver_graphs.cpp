@@ -21,6 +21,11 @@ namespace {
 
 std::mutex g_mu;
 std::set<CUstream> g_capturing;
+// GLOBAL-mode captures open (stream -> the thread that began it), and those invalidated: as the
+// real driver does, a potentially unsafe call (cuMemAllocHost here) from another thread in the
+// default mode fails and invalidates them.
+std::map<CUstream, std::thread::id> g_global_captures;
+std::set<CUstream> g_invalidated;
 std::uintptr_t g_next = 0x900000;
 
 struct Node {
@@ -156,10 +161,11 @@ void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args) {
 
 extern "C" {
 
-CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode) {
+CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode) {
   fake::called("cuStreamBeginCapture");
   std::lock_guard<std::mutex> lock(g_mu);
   g_capturing.insert(s);
+  if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) g_global_captures[s] = std::this_thread::get_id();
   g_capture_graph[s] = fresh_locked<CUgraph>();
   return CUDA_SUCCESS;
 }
@@ -169,9 +175,14 @@ CUresult cuStreamEndCapture(CUstream s, CUgraph* g) {
   if (const char* ms = std::getenv("FAKE_DRIVER_CAPTURE_MS")) std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
   std::lock_guard<std::mutex> lock(g_mu);
   g_capturing.erase(s);
+  g_global_captures.erase(s);
   *g = g_capture_graph[s];
   g_graphs[*g];
   g_capture_graph.erase(s);
+  if (g_invalidated.erase(s)) {
+    fake::called("capture invalidated");
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
   return CUDA_SUCCESS;
 }
 CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph* graph,
@@ -382,7 +393,20 @@ CUresult cuMemsetD16Async(CUdeviceptr, unsigned short, size_t, CUstream) { retur
 CUresult cuMemsetD2D8Async(CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult cuMemsetD2D16Async(CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream) { return CUDA_SUCCESS; }
 CUresult cuMemsetD2D32Async(CUdeviceptr, size_t, unsigned, size_t, size_t, CUstream) { return CUDA_SUCCESS; }
-CUresult cuMemAllocHost_v2(void** p, size_t n) { *p = std::malloc(n); return CUDA_SUCCESS; }
+CUresult cuMemAllocHost_v2(void** p, size_t n) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    bool prohibited = false;
+    for (const auto& [stream, thread] : g_global_captures) {
+      if (thread == std::this_thread::get_id()) continue;
+      g_invalidated.insert(stream);
+      prohibited = true;
+    }
+    if (prohibited) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  *p = std::malloc(n);
+  return CUDA_SUCCESS;
+}
 CUresult cuMemFreeHost(void* p) { std::free(p); return CUDA_SUCCESS; }
 CUresult cuMemGetInfo_v2(size_t* free, size_t* total) { *free = *total = std::size_t{1} << 34; return CUDA_SUCCESS; }
 CUresult cuGetErrorName(CUresult, const char** name) { *name = "CUDA_ERROR_FAKE"; return CUDA_SUCCESS; }

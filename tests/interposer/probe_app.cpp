@@ -291,13 +291,16 @@ int loop(int iterations, int change_at) {
 // iterations and then 5 more, for at most 20 s; or exactly `iterations` when given (the plain run
 // to compare with). Prints the work digest, how many iterations ran, and the first
 // iteration nimble run reported replayed (-1: none).
-int loop_until_replayed(int iterations, bool context_sync = false) {
+// `own_capture`: after the recorded iteration the program captures a graph of its own (GLOBAL mode,
+// held open 100 ms, as torch.cuda.graph's capture is while it runs a model) and launches it.
+int loop_until_replayed(int iterations, bool context_sync = false, bool own_capture = false) {
   using Counter = unsigned long long (*)();
   const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   int i = 0, first_replayed = -1, stop_at = iterations > 0 ? iterations : 1 << 30, failed_syncs = 0;
+  int own_capture_failed = 0;
   for (; i < stop_at && (iterations > 0 || std::chrono::steady_clock::now() < deadline); ++i) {
     if (i == 1) cuProfilerStart();
     int n = 100 + i % 7;
@@ -311,14 +314,29 @@ int loop_until_replayed(int iterations, bool context_sync = false) {
     cuStreamSynchronize(nullptr);
     if (i == 1) cuProfilerStop();
     if (context_sync && i > 1) failed_syncs += cuCtxSynchronize() != CUDA_SUCCESS;  // torch.cuda.synchronize()
+    if (own_capture && i == 2) {
+      CUstream s;
+      cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+      CUgraph graph = nullptr;
+      CUgraphExec exec = nullptr;
+      own_capture_failed = cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS;
+      cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      own_capture_failed += cuStreamEndCapture(s, &graph) != CUDA_SUCCESS;
+      own_capture_failed += !graph || cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS;
+      if (exec) cuGraphLaunch(exec, s);
+      cuStreamSynchronize(s);
+    }
     if (iterations <= 0 && first_replayed < 0 && replayed && replayed() >= 3) {
       first_replayed = i;
       stop_at = i + 6;
     }
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
-  std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d failed_context_syncs=%d\n", i,
-              first_replayed, fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), failed_syncs);
+  std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d failed_context_syncs=%d "
+              "own_capture_failed=%d\n",
+              i, first_replayed, fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), failed_syncs,
+              own_capture_failed);
   return 0;
 }
 
@@ -737,6 +755,9 @@ int main(int argc, char** argv) {
   if (mode == "loop-change") return loop(8, 5);
   if (mode == "loop-until-replayed") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0);
   if (mode == "loop-until-replayed-context-sync") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, true);
+  if (mode == "loop-until-replayed-own-capture") {
+    return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, false, true);
+  }
   if (mode == "loop-events") return loop_events(8);
   if (mode == "loop-streams") return loop_streams(8, false);
   if (mode == "loop-streams-per-thread") return loop_streams(8, true);

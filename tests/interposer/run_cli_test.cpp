@@ -457,6 +457,20 @@ TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
 }
 
+// A GLOBAL-mode capture of the program's own (torch.cuda.graph) is invalidated by an allocation
+// any other thread makes meanwhile (the fake driver does as the real one). The program begins one
+// right after the recorded iteration and holds it open 100 ms: nimble's thread waits for it to end
+// before it builds its graphs; the program's graph is captured, and replay begins after.
+TEST(RunCommand, AGraphCaptureOfTheProgramsOwnNeverMeetsNimblesGraphBuilding) {
+  const RunResult r = background_run(temp_dir(), "FAKE_DRIVER_INSTANTIATE_MS=0", {"loop-until-replayed-own-capture"});
+  const auto c = counts(r.output, "iterations=");
+  ASSERT_TRUE(c.count("own_capture_failed")) << r.output;
+  EXPECT_EQ(c.at("own_capture_failed"), 0) << r.output;
+  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
+  const RunResult plain = plain_run("loop-until-replayed-own-capture " + std::to_string(c.at("iterations")));
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
 // A program that ends before its recording's graphs are ready ran every iteration itself: its
 // results are a plain run's, and the summary says why nothing was replayed.
 TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {
