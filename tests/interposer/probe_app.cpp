@@ -301,6 +301,10 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   int i = 0, first_replayed = -1, stop_at = iterations > 0 ? iterations : 1 << 30, failed_syncs = 0;
   int own_capture_failed = 0;
+  // Made before anything is recorded: the fake driver's work digest holds a created stream's
+  // handle, and nimble's thread takes handles of its own when it builds, before or after this.
+  CUstream own = nullptr;
+  if (own_capture) cuStreamCreate(&own, CU_STREAM_NON_BLOCKING);
   for (; i < stop_at && (iterations > 0 || std::chrono::steady_clock::now() < deadline); ++i) {
     if (i == 1) cuProfilerStart();
     int n = 100 + i % 7;
@@ -315,17 +319,15 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
     if (i == 1) cuProfilerStop();
     if (context_sync && i > 1) failed_syncs += cuCtxSynchronize() != CUDA_SUCCESS;  // torch.cuda.synchronize()
     if (own_capture && i == 2) {
-      CUstream s;
-      cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
       CUgraph graph = nullptr;
       CUgraphExec exec = nullptr;
-      own_capture_failed = cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS;
-      cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
+      own_capture_failed = cuStreamBeginCapture(own, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS;
+      cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, own, fill_args, nullptr);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      own_capture_failed += cuStreamEndCapture(s, &graph) != CUDA_SUCCESS;
+      own_capture_failed += cuStreamEndCapture(own, &graph) != CUDA_SUCCESS;
       own_capture_failed += !graph || cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS;
-      if (exec) cuGraphLaunch(exec, s);
-      cuStreamSynchronize(s);
+      if (exec) cuGraphLaunch(exec, own);
+      cuStreamSynchronize(own);
     }
     if (iterations <= 0 && first_replayed < 0 && replayed && replayed() >= 3) {
       first_replayed = i;
