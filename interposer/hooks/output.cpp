@@ -187,8 +187,7 @@ bool write_recorded_trace(const trace::Trace& trace, const WindowReport& report)
 }
 
 void write_recorded_trace_in_background(trace::Trace trace, const WindowReport& report, TraceWriter::Before before) {
-  auto taken = std::make_shared<trace::Trace>(std::move(trace));
-  write_recorded_trace_in_background([taken] { return std::move(*taken); }, report, std::move(before));
+  write_recorded_trace_in_background(built_trace(std::move(trace)), report, std::move(before));
 }
 
 void write_recorded_trace_in_background(TraceWriter::Build build, const WindowReport& report, TraceWriter::Before before) {

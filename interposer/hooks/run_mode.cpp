@@ -266,6 +266,16 @@ bool load_api(RunState& r) {
   return r.api_missing->empty();
 }
 
+// A recorded iteration that cannot become a recording, and why.
+Prepared refused(const RecordedIteration& recorded, std::string why) {
+  Prepared p;
+  p.recorded = recorded;
+  p.refused_because = std::move(why);
+  return p;
+}
+
+double ms_between(std::uint64_t from_ns, std::uint64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e6; }
+
 // Builds the recording of `setup` (its executor: graphs) into p; on nimble's thread (`background`)
 // with the program's kernel limits left alone and the captures held apart from its context syncs.
 void build_recording(const RunState& r, Prepared& p, replayer::RecordingSetup setup, bool background) {
@@ -347,7 +357,7 @@ bool adopt(RunState& r, Prepared p) {
       p.recording.reset();
       p.refused_because = e.what();
     }
-    rebuilt_ms = static_cast<double>(now_ns() - began) / 1e6;
+    rebuilt_ms = ms_between(began, now_ns());
   } else if (p.recording && p.in_background) {
     p.executor->raise_limits();  // as a recording built here has them, for as long as it lives
   }
@@ -361,16 +371,15 @@ bool adopt(RunState& r, Prepared p) {
     described["graphs"] = p.executor->graphs();
     described["piece"] = config().run_piece;
     described["variants"] = config().run_variants;
-    const auto ms = [](std::uint64_t from, std::uint64_t to) { return static_cast<double>(to - from) / 1e6; };
     replayer::RecordingWait wait;
     wait.closing = recorded.closing;
-    wait.plan_ms = ms(p.began_ns, p.planned_ns);
-    wait.graphs_ms = ms(p.planned_ns, p.built_ns);
+    wait.plan_ms = ms_between(p.began_ns, p.planned_ns);
+    wait.graphs_ms = ms_between(p.planned_ns, p.built_ns);
     wait.in_background = p.in_background;
     wait.background_trace_ms = p.trace_ms;
     wait.graphs_rebuilt_because = p.rebuild_because;
     wait.graphs_rebuilt_ms = rebuilt_ms;
-    wait.ready_after_ms = recorded.closing.total_ms() + (p.in_background ? ms(p.handed_ns, now_ns()) : ms(p.began_ns, now_ns()));
+    wait.ready_after_ms = recorded.closing.total_ms() + ms_between(p.in_background ? p.handed_ns : p.began_ns, now_ns());
     described["program_waited_ms"] = replayer::wait_json(wait);
     described["recorded_window_ms"] = recorded.closing.window_ms;  // against an iteration's time, what recording it cost
     r.setups.push_back(described);
@@ -426,15 +435,12 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
       CUcontext current = nullptr;  // at exit this runs on the program's own thread: leave it be
       if (r.api_missing->empty() && (r.api.ctx_get_current(&current) != CUDA_SUCCESS || current != context) &&
           r.api.ctx_set_current(context) != CUDA_SUCCESS) {
-        p.recorded = recorded;
-        p.refused_because = "nimble's thread could not make the program's CUDA context current to build its graphs";
+        p = refused(recorded, "nimble's thread could not make the program's CUDA context current to build its graphs");
       } else {
         p = prepare(r, trace, recorded, /*background=*/true);
       }
     } catch (const std::exception& e) {
-      p.recorded = recorded;
-      p.recording.reset();
-      p.refused_because = e.what();
+      p = refused(recorded, e.what());
     }
     p.in_background = true;
     p.handed_ns = handed;

@@ -35,9 +35,14 @@ void TraceWriter::join_locked() {
   thread_.reset();
 }
 
-void TraceWriter::write(trace::Trace trace, std::string path, Done done, Before before) {
+TraceWriter::Build built_trace(trace::Trace trace) {
+  // std::function copies what it holds: a shared trace, moved out when built.
   auto taken = std::make_shared<trace::Trace>(std::move(trace));
-  write([taken] { return std::move(*taken); }, std::move(path), std::move(done), std::move(before));
+  return [taken] { return std::move(*taken); };
+}
+
+void TraceWriter::write(trace::Trace trace, std::string path, Done done, Before before) {
+  write(built_trace(std::move(trace)), std::move(path), std::move(done), std::move(before));
 }
 
 void TraceWriter::write(Build build, std::string path, Done done, Before before) {

@@ -61,6 +61,9 @@ class TraceWriter {
   bool closed_ = false;          // under mu_
 };
 
+// A trace already built, as a Build (handed over once, not copied).
+TraceWriter::Build built_trace(trace::Trace trace);
+
 // The one writer of this process: created on first use and never destroyed (wrappers may run
 // during exit); closed at exit.
 TraceWriter& background_trace_writer();

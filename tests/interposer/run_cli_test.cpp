@@ -443,32 +443,36 @@ TEST(RunCommand, GraphsAreBuiltWhileTheProgramRunsOnAndReplayBeginsWhenTheyAreRe
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
 }
 
+// A background run of the probe's `mode` in which the program makes calls that the driver fails,
+// or that fail the program's own capture, when they meet nimble's building threads (`failures`:
+// the probe's count of them): none fails, replay begins, and the results are a plain run's of as
+// many iterations.
+void expect_the_program_unharmed_by_background_graphs(const std::string& slow, const std::string& mode,
+                                                      const std::string& failures) {
+  const RunResult r = background_run(temp_dir(), slow, {mode});
+  const auto c = counts(r.output, "iterations=");
+  ASSERT_TRUE(c.count(failures)) << r.output;
+  EXPECT_EQ(c.at(failures), 0) << r.output;
+  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
+  const RunResult plain = plain_run(mode + " " + std::to_string(c.at("iterations")));
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
 // The driver fails a context-wide synchronisation while any stream is being captured (and the
 // capture with it). While nimble's thread captures the graphs (held open 20 ms each here), the
-// program's cuCtxSynchronize after every iteration waits for the capture instead: none fails,
-// and replay begins.
+// program's cuCtxSynchronize after every iteration waits for the capture instead.
 TEST(RunCommand, TheProgramsContextSyncsNeverMeetACaptureOfNimblesThread) {
-  const RunResult r = background_run(temp_dir(), "FAKE_DRIVER_CAPTURE_MS=20", {"loop-until-replayed-context-sync"});
-  const auto c = counts(r.output, "iterations=");
-  ASSERT_TRUE(c.count("failed_context_syncs")) << r.output;
-  EXPECT_EQ(c.at("failed_context_syncs"), 0) << r.output;
-  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
-  const RunResult plain = plain_run("loop-until-replayed-context-sync " + std::to_string(c.at("iterations")));
-  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+  expect_the_program_unharmed_by_background_graphs("FAKE_DRIVER_CAPTURE_MS=20", "loop-until-replayed-context-sync",
+                                                   "failed_context_syncs");
 }
 
 // A GLOBAL-mode capture of the program's own (torch.cuda.graph) is invalidated by an allocation
 // any other thread makes meanwhile (the fake driver does as the real one). The program begins one
 // right after the recorded iteration and holds it open 100 ms: nimble's thread waits for it to end
-// before it builds its graphs; the program's graph is captured, and replay begins after.
+// before it builds its graphs, and the program's graph is captured.
 TEST(RunCommand, AGraphCaptureOfTheProgramsOwnNeverMeetsNimblesGraphBuilding) {
-  const RunResult r = background_run(temp_dir(), "FAKE_DRIVER_INSTANTIATE_MS=0", {"loop-until-replayed-own-capture"});
-  const auto c = counts(r.output, "iterations=");
-  ASSERT_TRUE(c.count("own_capture_failed")) << r.output;
-  EXPECT_EQ(c.at("own_capture_failed"), 0) << r.output;
-  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
-  const RunResult plain = plain_run("loop-until-replayed-own-capture " + std::to_string(c.at("iterations")));
-  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+  expect_the_program_unharmed_by_background_graphs("FAKE_DRIVER_INSTANTIATE_MS=0", "loop-until-replayed-own-capture",
+                                                   "own_capture_failed");
 }
 
 // A program that ends before its recording's graphs are ready ran every iteration itself: its

@@ -27,14 +27,20 @@ void issue(RunSession& s, const std::vector<std::uint64_t>& functions) {
   for (std::uint64_t f : functions) test::hand_over(s, sig(f), call_of(f));
 }
 
-// A recording's cost to the program, by part: nimble run's own (file written meanwhile) and the
-// synchronous write's, with the parts summing to the total.
-TEST(RunReport, TheWaitForARecordingIsToldByPart) {
+// A recording's wait: trace built in 11.04 ms, file written meanwhile, plan 10 ms, graphs 20.5 ms.
+RecordingWait measured_wait() {
   RecordingWait wait;
   wait.closing.trace_build_ms = 11.04;
   wait.closing.trace_written_in_background = true;
   wait.plan_ms = 10.0;
   wait.graphs_ms = 20.5;
+  return wait;
+}
+
+// A recording's cost to the program, by part: nimble run's own (file written meanwhile) and the
+// synchronous write's, with the parts summing to the total.
+TEST(RunReport, TheWaitForARecordingIsToldByPart) {
+  RecordingWait wait = measured_wait();
   EXPECT_EQ(wait_text(wait),
             "the program waited 41.5 ms (trace built 11.0, plan 10.0, graphs 20.5; the trace file is written meanwhile)");
   const trace::json json = wait_json(wait);
@@ -54,11 +60,7 @@ TEST(RunReport, TheWaitForARecordingIsToldByPart) {
 // Plan and graphs made on nimble's thread while the program ran on are not part of its wait; when
 // the recording was ready is told instead.
 TEST(RunReport, PlanAndGraphsMadeInTheBackgroundAreNotWaitedFor) {
-  RecordingWait wait;
-  wait.closing.trace_build_ms = 11.04;
-  wait.closing.trace_written_in_background = true;
-  wait.plan_ms = 10.0;
-  wait.graphs_ms = 20.5;
+  RecordingWait wait = measured_wait();
   wait.in_background = true;
   wait.ready_after_ms = 33.25;
   EXPECT_DOUBLE_EQ(wait.total_ms(), 11.04);
