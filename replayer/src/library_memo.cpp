@@ -145,17 +145,21 @@ void LibraryMemo::observed(std::size_t site, std::uint64_t key, const std::optio
   }
   it->second.provisional = false;
   if (it->second.patches != *patches) {
-    disable(site, "the same inputs launched other argument bytes (the key misses an input): " +
-                      first_difference(it->second.patches, *patches, sites_[site].first_op));
+    disable(site, "the same inputs launched other argument bytes (the key misses an input)",
+            first_difference(it->second.patches, *patches, sites_[site].first_op));
     return;
   }
   ++it->second.seen;
 }
 
-void LibraryMemo::disable(std::size_t site, const std::string& why) {
+void LibraryMemo::disable(std::size_t site, std::string reason, std::string detail) {
   state_[site].disabled = true;
   state_[site].keys.clear();
-  disabled_reasons_.push_back(sites_[site].symbol + " at " + describe_op(plan_.ops[sites_[site].first_op]) + ": " + why);
+  disabled_.push_back({sites_[site].symbol, describe_op(plan_.ops[sites_[site].first_op]), std::move(reason), std::move(detail)});
+}
+
+std::string NeverSkipped::text() const {
+  return symbol + " at " + at + ": " + reason + (detail.empty() ? "" : ": " + detail);
 }
 
 }  // namespace nimble::replayer

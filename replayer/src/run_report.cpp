@@ -19,8 +19,7 @@ std::string library_text(const LibraryMemo& memo) {
                   symbol.c_str(), s.skipped, s.calls, run_us, run_us * static_cast<double>(s.skipped) / 1e3);
     text += line;
   }
-  for (const std::string& why : memo.disabled()) text += "nimble run: never skipped again: " + why + "\n";
-  return text;
+  return text + never_skipped_text(memo.disabled());
 }
 
 std::string heuristics_text(const HeuristicsCounts& q) {
@@ -64,6 +63,31 @@ const RecordingExtras& extras_of(const RunReportInput& in, std::size_t i) {
 }
 
 }  // namespace
+
+// One line per library function and reason: a model can give up a hundred call sites the same way,
+// and the exit lines must stay readable (every site is in the run summary).
+std::string never_skipped_text(const std::vector<NeverSkipped>& sites) {
+  std::vector<std::pair<std::string, std::string>> order;  // (symbol, reason), as first given up
+  std::map<std::pair<std::string, std::string>, std::vector<const NeverSkipped*>> groups;
+  for (const NeverSkipped& site : sites) {
+    auto& group = groups[{site.symbol, site.reason}];
+    if (group.empty()) order.emplace_back(site.symbol, site.reason);
+    group.push_back(&site);
+  }
+  std::string text;
+  for (const auto& key : order) {
+    const auto& group = groups[key];
+    const NeverSkipped& first = *group.front();
+    if (group.size() == 1) {
+      text += "nimble run: never skipped again: " + first.text() + "\n";
+      continue;
+    }
+    text += "nimble run: never skipped again: " + first.symbol + " at " + std::to_string(group.size()) +
+            " call sites: " + first.reason + "; the first at " + first.at + (first.detail.empty() ? "" : ": " + first.detail) +
+            " (every site in the run summary's library.never_skipped)\n";
+  }
+  return text;
+}
 
 double mean_us(std::uint64_t ns, std::size_t n) { return n ? static_cast<double>(ns) / 1e3 / static_cast<double>(n) : 0.0; }
 
@@ -119,6 +143,12 @@ std::string comparison_text(const Comparison& c) {
   return line;
 }
 
+trace::json never_skipped_json(const std::vector<NeverSkipped>& sites) {
+  trace::json out = trace::json::array();
+  for (const NeverSkipped& site : sites) out.push_back(site.text());
+  return out;
+}
+
 trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& q) {
   trace::json calls = trace::json::object();
   for (const auto& [symbol, s] : memo.stats()) {
@@ -127,7 +157,7 @@ trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& q) {
                      {"saved_ms_estimate", run_us * static_cast<double>(s.skipped) / 1e3}};
   }
   return {{"calls", calls},
-          {"never_skipped", memo.disabled()},
+          {"never_skipped", never_skipped_json(memo.disabled())},
           {"heuristics_answered_from_memory", q.answered},
           {"heuristics_asked", q.asked},
           {"heuristics_unstable", q.unstable}};

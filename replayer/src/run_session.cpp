@@ -538,15 +538,16 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
   judge(r);
 }
 
-// The trial's verdict, once both phases have timed iterations: a clear result after one round
-// of blocks, the minimum speedup after two, and a result within 10% of the minimum after four.
+// The trial's verdict, once both phases have timed iterations: a clear result (a large ratio, or
+// phases apart) after one round of blocks, the minimum speedup after two, and a result within 10%
+// of the minimum after four.
 void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = trial_wants(0);  // one round at least, whatever the speed
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
-  const std::size_t wants = trial_wants(speedup);
+  const std::size_t wants = apart(plain, replayed, speedup) ? round : trial_wants(speedup);
   if (plain.iterations < wants || replayed.iterations < wants) return;
   r.trial_speedup = speedup;
   r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
@@ -569,6 +570,18 @@ std::size_t RunSession::trial_wants(double speedup) const {
   const bool clear = speedup < 0.8 || speedup >= 1.25;
   const bool near_minimum = speedup >= options_.min_speedup / 1.1 && speedup < options_.min_speedup * 1.1;
   return (near_minimum ? 4 : clear ? 1 : 2) * round;
+}
+
+// Every timed replayed iteration faster than every plain one (or every one slower), on the side of
+// the minimum the medians are on. With three or more of each, chance alone orders them so at most
+// one time in twenty each way: as clear as a large ratio, so one round decides (a trial's plain
+// blocks are iterations the program is not sped up). Fewer samples, or any overlap: the rounds of
+// trial_wants.
+bool RunSession::apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const {
+  constexpr std::size_t kFewestEach = 3;
+  if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach) return false;
+  if (speedup >= options_.min_speedup) return replayed.slowest_ms < plain.fastest_ms;
+  return replayed.fastest_ms > plain.slowest_ms;
 }
 
 std::string RunSession::undecided_trial(const Recording& r) const {

@@ -123,10 +123,11 @@ TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   memo.observed(0, 0xabc, patch_of(1), 1);  // replaces the recording's sighting
   memo.observed(0, 0xabc, patch_of(2), 1);  // the same inputs, other bytes again: a hidden input
   ASSERT_EQ(memo.disabled().size(), 1u);
-  EXPECT_NE(memo.disabled()[0].find("the same inputs launched other argument bytes"), std::string::npos)
-      << memo.disabled()[0];
-  EXPECT_NE(memo.disabled()[0].find("task 0"), std::string::npos) << memo.disabled()[0];
-  EXPECT_NE(memo.disabled()[0].find("op 0, bytes at 8: 01 then 02"), std::string::npos) << memo.disabled()[0];
+  const std::string text = memo.disabled()[0].text();
+  EXPECT_NE(text.find("the same inputs launched other argument bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("task 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("op 0, bytes at 8: 01 then 02"), std::string::npos) << text;
+  EXPECT_EQ(memo.disabled()[0].detail, "op 0, bytes at 8: 01 then 02");
   memo.observed(0, 0xabc, OpPatches(2), 1);
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_FALSE(memo.decide(0, 0xabc).skip);

@@ -2,6 +2,7 @@
 // line that says why nothing was replayed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "nimble/replayer/run_report.hpp"
@@ -163,6 +164,28 @@ TEST(RunReport, ACompareWithTooFewIterationsSaysSo) {
   EXPECT_TRUE(comparison_json(c)["speedup"].is_null());
   EXPECT_EQ(mean_us(3000, 2), 1.5);
   EXPECT_EQ(mean_us(3000, 0), 0.0);
+}
+
+// A model whose convolutions all hide an input from cuDNN's key gives up a hundred call sites the
+// same way: one exit line for them, naming the count and the first; a site given up another way
+// keeps its own line; the run summary keeps every site in full.
+TEST(RunReport, CallSitesGivenUpTheSameWayShareOneExitLine) {
+  const std::string hidden = "the same inputs launched other argument bytes (the key misses an input)";
+  std::vector<NeverSkipped> sites;
+  for (int i = 0; i < 40; ++i) {
+    sites.push_back({"cudnnBackendExecute", "task " + std::to_string(10 * i), hidden, "op " + std::to_string(10 * i + 1) + ", bytes at 96: 00 then 01"});
+  }
+  sites.push_back({"cudnnBackendExecute", "task 999", "inputs seen before launched other work than the recording", ""});
+  sites.push_back({"cublasLtMatmul", "task 5", hidden, "op 6, bytes at 8: 02 then 03"});
+  const std::string text = never_skipped_text(sites);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
+  EXPECT_TRUE(contains(text, "cudnnBackendExecute at 40 call sites: " + hidden + "; the first at task 0: op 1, bytes at 96: 00 then 01")) << text;
+  EXPECT_FALSE(contains(text, "task 390")) << text;
+  EXPECT_TRUE(contains(text, "never skipped again: cudnnBackendExecute at task 999: inputs seen before launched other work than the recording\n")) << text;
+  EXPECT_TRUE(contains(text, "never skipped again: cublasLtMatmul at task 5: " + hidden + ": op 6, bytes at 8: 02 then 03\n")) << text;
+  const trace::json all = never_skipped_json(sites);
+  ASSERT_EQ(all.size(), sites.size());
+  EXPECT_EQ(all[39].get<std::string>(), "cudnnBackendExecute at task 390: " + hidden + ": op 391, bytes at 96: 00 then 01");
 }
 
 }  // namespace

@@ -33,7 +33,9 @@ class RunSessionTest : public ::testing::Test {
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
     std::size_t deferred = 0;
     for (std::uint64_t f : functions) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
-    now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * 1e6);
+    const double noise = noise_.empty() ? 0.0 : noise_[iterations_ % noise_.size()];
+    ++iterations_;
+    now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * (1.0 + noise) * 1e6);
     return deferred;
   }
 
@@ -41,6 +43,8 @@ class RunSessionTest : public ::testing::Test {
   std::size_t requests_ = 0;  // times the session asked for a new recording
   std::uint64_t now_ = 1;
   double plain_ms_ = 2.0, replayed_ms_ = 1.0;
+  std::vector<double> noise_;  // each iteration's time is off by this share, in turn (none: exact)
+  std::size_t iterations_ = 0;
   const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
 };
 
@@ -108,11 +112,14 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
 }
 
 TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides) {
-  // 1.04x and 1.10x lie within 10% of the 1.05x minimum: four timed rounds of 3, not two.
+  // 1.04x and 1.10x lie within 10% of the 1.05x minimum: four timed rounds of 3, not two. Now and
+  // then an iteration takes half as long again: the phases overlap, and the medians stay exact.
+  noise_ = {0.0, 0.0, 0.0, 0.5};
   for (const double speedup : {1.04, 1.10}) {
     RunOptions o;
     o.trial_block = 3;
     o.min_speedup = 1.05;
+    iterations_ = 0;
     RunSession s = session(o);
     replayed_ms_ = plain_ms_ / speedup;
     s.add(recording("close", train_, log_));
@@ -121,9 +128,49 @@ TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides
     const Recording& r = *s.recordings()[0];
     ASSERT_TRUE(r.trial_speedup) << speedup;
     EXPECT_NEAR(*r.trial_speedup, speedup, 1e-5);  // the clock counts whole nanoseconds
+    const IterationTimes p = r.comparison->times(Phase::Plain), q = r.comparison->times(Phase::Replay);
+    EXPECT_TRUE(q.slowest_ms > p.fastest_ms && q.fastest_ms < p.slowest_ms) << speedup;  // overlap
     EXPECT_EQ(r.state, speedup >= 1.05 ? RecordingState::Replaying : RecordingState::Dropped) << speedup;
     // Four plain blocks of 3 were timed; a dropped recording leaves the program plain for good.
     EXPECT_EQ(plain, speedup >= 1.05 ? 12u : 60u - 15u) << speedup;
+  }
+}
+
+// Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or
+// every one slower, one round decides, however close the medians are to the minimum; when they
+// overlap, four rounds.
+TEST_F(RunSessionTest, ATrialWhosePhasesDoNotOverlapDecidesAfterOneRound) {
+  struct Case {
+    double speedup;
+    std::vector<double> noise;
+    std::size_t plain_blocks;
+    RecordingState state;
+  };
+  const std::vector<Case> cases = {
+      {1.10, {0.0, 0.01, -0.01, 0.0}, 1, RecordingState::Replaying},  // 1% noise: apart, kept at once
+      {1.00, {0.0, 0.01, -0.01, 0.0}, 4, RecordingState::Dropped},    // no faster: the phases overlap
+      {0.95, {0.0, 0.01, -0.01, 0.0}, 1, RecordingState::Dropped},    // slower, apart: dropped at once
+      {1.10, {0.0, 0.2, -0.2, 0.0}, 4, RecordingState::Replaying},    // 20% noise: overlap, four rounds
+  };
+  for (const Case& c : cases) {
+    RunOptions o;
+    o.trial_block = 4;
+    o.min_speedup = 1.05;
+    noise_ = c.noise;
+    iterations_ = 0;
+    RunSession s = session(o);
+    replayed_ms_ = plain_ms_ / c.speedup;
+    s.add(recording("r", train_, log_));
+    std::size_t plain = 0, after = 0;
+    for (int i = 0; i < 80; ++i) {
+      const bool was_plain = iterate(s, train_) == 0;
+      plain += was_plain;
+      after += was_plain && s.recordings()[0]->trial_speedup.has_value();
+    }
+    const Recording& r = *s.recordings()[0];
+    ASSERT_TRUE(r.trial_speedup) << c.speedup;
+    EXPECT_EQ(r.state, c.state) << c.speedup;
+    EXPECT_EQ(plain - after, 4 * c.plain_blocks) << c.speedup;  // plain iterations before the verdict
   }
 }
 

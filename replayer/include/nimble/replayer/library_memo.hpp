@@ -60,6 +60,16 @@ struct LibrarySymbolStats {
   std::size_t runs_timed = 0;
 };
 
+// A call site given up for good, and why: `reason` is shared by sites given up the same way (the
+// exit summary groups by it), `detail` is this site's evidence (the first differing bytes).
+struct NeverSkipped {
+  std::string symbol;  // cudnnBackendExecute
+  std::string at;      // the site's first op, described: "task 12 (kernel name)"
+  std::string reason;  // "the same inputs launched other argument bytes (the key misses an input)"
+  std::string detail;  // "op 13, bytes at 96: 00b7... then 20ac..." (may be empty)
+  std::string text() const;  // "symbol at task 12 (...): reason: detail", one site in full
+};
+
 class LibraryMemo {
  public:
   explicit LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options = {});
@@ -76,8 +86,8 @@ class LibraryMemo {
   void observed(std::size_t site, std::uint64_t key, const std::optional<OpPatches>& patches, std::uint64_t host_ns);
 
   const std::map<std::string, LibrarySymbolStats>& stats() const { return stats_; }
-  // Sites never skipped again, with why ("task 12 (...): the same inputs launched other bytes").
-  const std::vector<std::string>& disabled() const { return disabled_reasons_; }
+  // Sites never skipped again, in the order they were given up.
+  const std::vector<NeverSkipped>& disabled() const { return disabled_; }
 
  private:
   struct Entry {
@@ -90,7 +100,7 @@ class LibraryMemo {
     std::map<std::uint64_t, Entry> keys;
     bool disabled = false;
   };
-  void disable(std::size_t site, const std::string& why);
+  void disable(std::size_t site, std::string reason, std::string detail = "");
 
   LibraryMemoOptions options_;
   const ReplayPlan& plan_;
@@ -98,7 +108,7 @@ class LibraryMemo {
   std::map<std::size_t, std::size_t> site_by_first_op_;
   std::vector<SiteState> state_;
   std::map<std::string, LibrarySymbolStats> stats_;
-  std::vector<std::string> disabled_reasons_;
+  std::vector<NeverSkipped> disabled_;
 };
 
 }  // namespace nimble::replayer

@@ -69,6 +69,8 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
 trace::json comparison_json(const Comparison& comparison);
 std::string comparison_text(const Comparison& comparison);  // --compare's result line
 trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& heuristics);
+trace::json never_skipped_json(const std::vector<NeverSkipped>& sites);  // each site in full
+std::string never_skipped_text(const std::vector<NeverSkipped>& sites);  // the exit lines, grouped
 
 trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 std::string run_summary_text(const RunReportInput& in);  // the lines printed at exit

@@ -226,6 +226,8 @@ class RunSession {
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);
   std::size_t trial_wants(double speedup) const;  // timed iterations of each phase before a verdict
+  // The phases' timed iterations do not overlap, on the side of the minimum `speedup` is on.
+  bool apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const;
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   void after_failures(Recording& r);
   std::size_t stale_after() const;
