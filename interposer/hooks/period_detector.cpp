@@ -6,19 +6,19 @@
 
 namespace nimble::hooks {
 
-std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
-                                      std::size_t max_period, std::size_t min_span,
-                                      const std::vector<bool>* kernel) {
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
+                              std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
   const std::size_t n = seq.size();
   if (repeats < 2) repeats = 2;
   const std::size_t longest = std::min(max_period, n / repeats);
   for (std::size_t p = 1; p <= longest; ++p) {
     const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
-    if (copies * p > n) continue;
-    const std::size_t span = (copies - 1) * p;  // entries that must equal the one p earlier
+    const std::size_t needed = std::max(span, copies * p);
+    if (needed > n) continue;
+    const std::size_t run = needed - p;  // entries that must equal the one p earlier
     std::size_t i = 0;
-    while (i < span && seq[n - 1 - i] == seq[n - 1 - i - p]) ++i;
-    if (i != span) continue;
+    while (i < run && seq[n - 1 - i] == seq[n - 1 - i - p]) ++i;
+    if (i != run) continue;
     if (kernel) {
       bool launches = false;
       for (std::size_t k = n - p; k < n && !launches; ++k) launches = (*kernel)[k];
@@ -27,6 +27,12 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
     return p;
   }
   return 0;
+}
+
+std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
+                                      std::size_t max_period, std::size_t min_span,
+                                      const std::vector<bool>* kernel) {
+  return period_explaining(seq, 0, repeats, max_period, min_span, kernel);  // its copies are the span
 }
 
 SubPeriod tiling_sub_period(const std::vector<std::uint64_t>& seq, std::size_t period, std::size_t repeats,
@@ -132,6 +138,24 @@ bool AutoRange::begin_sub_period(std::size_t stretch) {
   return true;
 }
 
+// A program that synchronised and has been quiet for quiet_after tasks (up to max_period; beyond,
+// the periodic check below): every quiet_check tasks, the period that explains most of what it
+// issued since the sync, its window opening where a step would after the sync. True when the
+// check was made (whether or not it found one).
+bool AutoRange::look_while_quiet(bool host_sync) {
+  const std::size_t quiet_for = total_ - last_sync_;
+  if (host_sync || last_sync_ == 0 || options_.quiet_after == 0 || quiet_for <= options_.quiet_after ||
+      quiet_for > options_.max_period || total_ - last_check_ < options_.quiet_check) {
+    return false;
+  }
+  last_check_ = total_;
+  const auto span = static_cast<std::size_t>(options_.quiet_cover * static_cast<double>(std::min(quiet_for, history_.size())));
+  const std::size_t p = period_explaining(history_, span, options_.repeats, options_.max_period, options_.min_span,
+                                          options_.require_kernel ? &kernels_ : nullptr);
+  if (p != 0) begin_waiting(p, p, phase_after_last_sync(p), period_fingerprint(history_, p), false);
+  return true;
+}
+
 // Found away from a sync (a stretch without syncs longer than max_period, in a program that did
 // sync before): the tasks to let pass so that the window opens where the repeating run after the
 // last sync began, as a step would after the sync, rather than anywhere inside a step; then a
@@ -179,6 +203,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
           begin_sub_period(total_ - previous_sync)) {
         return Action::None;
       }
+      if (look_while_quiet(host_sync)) return Action::None;
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;

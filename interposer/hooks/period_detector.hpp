@@ -27,6 +27,13 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
                                       std::size_t max_period, std::size_t min_span = 0,
                                       const std::vector<bool>* kernel = nullptr);
 
+// The smallest P (1 <= P <= max_period) whose run back from the end of `seq` (entries equal to the
+// one P earlier, with the P before them) spans at least `span` entries and `repeats` copies (and
+// `min_span` entries), the last P launching a kernel when `kernel` is given; 0 when none. Layers or
+// micro-batches repeated inside a step explain a part of a long span, the step all of it.
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
+                              std::size_t max_period, std::size_t min_span = 0, const std::vector<bool>* kernel = nullptr);
+
 // A run of identical blocks that tiles nearly all of a period: a program that reads its loss on
 // the host only every N steps has a period of N steps between syncs, and one step is the
 // iteration worth recording (N steps would be N times the graphs, and N times longer to find and
@@ -56,6 +63,13 @@ class AutoRange {
     std::size_t max_period = std::size_t{1} << 15;  // longest iteration looked for, in tasks
     std::size_t repeats = 3;                        // identical periods needed to believe one
     std::size_t check_every = 256;                  // look this often when nothing synchronises
+    // A program that synchronised, then issues this many tasks without (gradient accumulation
+    // reading its loss every N steps), is looked at every `quiet_check` tasks for the period that
+    // explains `quiet_cover` of what it issued since the sync; otherwise its step is found at the
+    // second sync, N steps later. (0: only at syncs, up to max_period.)
+    std::size_t quiet_after = 4096;
+    std::size_t quiet_check = 2048;
+    double quiet_cover = 0.75;
     std::size_t min_span = 32;                      // short periods repeat until they cover this
     bool require_kernel = true;                     // a period without kernels is not an iteration
     int iteration = 1;                              // record the N-th period after detection
@@ -107,6 +121,7 @@ class AutoRange {
  private:
   bool matches_period() const;
   bool begin_sub_period(std::size_t stretch);
+  bool look_while_quiet(bool host_sync);
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();

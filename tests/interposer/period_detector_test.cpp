@@ -49,6 +49,24 @@ Window run(AutoRange& range, const std::vector<std::uint64_t>& seq) {
   return w;
 }
 
+// The defaults without the look while a program is quiet: periods are found at syncs only.
+AutoRange::Options only_at_syncs() {
+  AutoRange::Options options;
+  options.quiet_after = 0;
+  return options;
+}
+
+// Runs `seq` through `range` and expects one period of `period` tasks found, matched and recorded
+// whole; returns its window.
+Window expect_recorded(AutoRange& range, const std::vector<std::uint64_t>& seq, std::size_t period) {
+  const Window w = run(range, seq);
+  EXPECT_TRUE(w.found);
+  EXPECT_EQ(range.period(), period);
+  EXPECT_FALSE(range.diverged());
+  EXPECT_EQ(w.end - w.begin, period);
+  return w;
+}
+
 TEST(SmallestRepeatingPeriod, FindsTheSmallestPeriodRepeatedEnoughTimes) {
   EXPECT_EQ(smallest_repeating_period(repeat({1, 2, 3}, 3), 3, 100), 3u);
   EXPECT_EQ(smallest_repeating_period(repeat({1, 2, 3}, 2), 3, 100), 0u);  // only two copies
@@ -129,6 +147,51 @@ TEST(AutoRange, AStepRepeatedBetweenRareSyncsIsTheIteration) {
   EXPECT_EQ(whole.sync_period(), 0u);
 }
 
+// Gradient accumulation as grad_accum.py writes it, at realistic sizes: steps of four identical
+// micro-batches (150 kernels each) and an optimizer tail (100 kernels), the first step's optimizer
+// different (its state is made), the loss read on the host every 10 steps. The step is found
+// while the program is quiet, before the first loss read, not at the second read 10 steps later;
+// and the micro-batches, repeated inside each step, are not taken for it.
+TEST(AutoRange, AStepIsFoundWhileTheProgramIsQuietBetweenRareSyncs) {
+  std::vector<std::uint64_t> micro, step;
+  for (std::uint64_t k = 0; k < 150; ++k) micro.push_back(100 + k);
+  for (int m = 0; m < 4; ++m) step.insert(step.end(), micro.begin(), micro.end());
+  for (std::uint64_t k = 0; k < 100; ++k) step.push_back(500 + k);
+  std::vector<std::uint64_t> first = step;
+  for (std::uint64_t k = 0; k < 20; ++k) first.push_back(700 + k);  // AdamW makes its state
+  std::vector<std::uint64_t> seq = {50, kCopy, kSync};                // set-up
+  std::size_t first_read = 0;
+  for (int s = 0; s < 30; ++s) {
+    const auto& body = s == 0 ? first : step;
+    seq.insert(seq.end(), body.begin(), body.end());
+    if ((s + 1) % 10 == 0) {
+      if (!first_read) first_read = seq.size();
+      seq.insert(seq.end(), {kCopy, kSync});
+    }
+  }
+  AutoRange range(AutoRange::Options{});
+  const Window w = expect_recorded(range, seq, step.size());
+  EXPECT_LT(w.end, first_read);  // recorded before the program's first loss read
+  EXPECT_TRUE(std::equal(step.begin(), step.end(), seq.begin() + static_cast<std::ptrdiff_t>(w.begin)));
+
+  // Without the quiet look, the stretch between the first two reads finds it.
+  AutoRange later(only_at_syncs());
+  EXPECT_GT(expect_recorded(later, seq, step.size()).begin, first_read);
+}
+
+TEST(PeriodExplaining, TheStepExplainsALongSpanItsRepeatedLayersDoNot) {
+  // Steps of three identical layers and a head; the layers alone explain the last 9 entries.
+  const std::vector<std::uint64_t> step = {1, 2, 3, 1, 2, 3, 1, 2, 3, 9};
+  std::vector<std::uint64_t> seq = repeat(step, 4);
+  seq.insert(seq.end(), {1, 2, 3, 1, 2, 3, 1, 2, 3});
+  EXPECT_EQ(period_explaining(seq, 9, 3, 100), 3u);    // a short span: the layers do
+  EXPECT_EQ(period_explaining(seq, 40, 3, 100), 10u);  // most of it: only the step
+  EXPECT_EQ(period_explaining(seq, 50, 3, 100), 0u);   // more than there is
+  EXPECT_EQ(period_explaining(seq, 40, 3, 9), 0u);     // the step is above max_period
+  const std::vector<bool> no_kernels(seq.size(), false);
+  EXPECT_EQ(period_explaining(seq, 40, 3, 100, 0, &no_kernels), 0u);
+}
+
 TEST(AutoRange, IdenticalLayersWithAHeadAreNotASubPeriod) {
   // Twelve identical blocks, an embedding before and a head after: the blocks cover 36 of 41
   // entries (88%), below the default 98%: the iteration stays whole.
@@ -155,7 +218,8 @@ TEST(AutoRange, ManySmallBlocksAndASyncStayOneIteration) {
   ASSERT_TRUE(w.found);
   EXPECT_EQ(range.period(), iteration.size());
   EXPECT_EQ(range.sync_period(), 0u);
-  // A long stretch of big blocks between syncs is cut to one block, with the defaults.
+  // A long stretch of big blocks between syncs is cut to one block, with the defaults: found while
+  // the program is quiet, inside the first stretch; without that look, at the stretch's sync.
   std::vector<std::uint64_t> step;
   for (std::uint64_t k = 0; k < 600; ++k) step.push_back(100 + k);  // 600 different kernels
   std::vector<std::uint64_t> stretch;
@@ -167,8 +231,13 @@ TEST(AutoRange, ManySmallBlocksAndASyncStayOneIteration) {
   const Window v = run(big, seq);
   ASSERT_TRUE(v.found);
   EXPECT_EQ(big.period(), step.size());
-  EXPECT_EQ(big.sync_period(), stretch.size());
+  EXPECT_EQ(big.sync_period(), 0u);
+  EXPECT_LT(v.end, 1 + stretch.size());
   EXPECT_EQ(seq[v.begin], 100u);  // the window opens on a step's first task
+  AutoRange cut(only_at_syncs());
+  const Window u = expect_recorded(cut, seq, step.size());
+  EXPECT_EQ(cut.sync_period(), stretch.size());
+  EXPECT_EQ(seq[u.begin], 100u);
 }
 
 TEST(AutoRange, AStretchLongerThanTheLongestPeriodIsCutAtAStep) {
@@ -183,11 +252,7 @@ TEST(AutoRange, AStretchLongerThanTheLongestPeriodIsCutAtAStep) {
     seq.insert(seq.end(), {kCopy, kSync});
   }
   AutoRange range(AutoRange::Options{});
-  const Window w = run(range, seq);
-  ASSERT_TRUE(w.found);
-  EXPECT_EQ(range.period(), step.size());
-  EXPECT_FALSE(range.diverged());
-  ASSERT_EQ(w.end - w.begin, step.size());
+  const Window w = expect_recorded(range, seq, step.size());
   EXPECT_EQ(seq[w.begin], 10000u);
   EXPECT_EQ(std::count(seq.begin() + static_cast<std::ptrdiff_t>(w.begin), seq.begin() + static_cast<std::ptrdiff_t>(w.end), kSync), 0);
 }

@@ -32,10 +32,12 @@ class RunSessionTest : public ::testing::Test {
   // advances by plain_ms_ for an iteration the program ran itself, replayed_ms_ otherwise.
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
     std::size_t deferred = 0;
-    for (std::uint64_t f : functions) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
     const double noise = noise_.empty() ? 0.0 : noise_[iterations_ % noise_.size()];
     ++iterations_;
-    now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * (1.0 + noise) * 1e6);
+    const std::size_t execs = log_.execs;
+    for (std::uint64_t f : functions) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
+    const double made_ms = exec_ms_ * static_cast<double>(log_.execs - execs);
+    now_ += static_cast<std::uint64_t>(((deferred ? replayed_ms_ : plain_ms_) * (1.0 + noise) + made_ms) * 1e6);
     return deferred;
   }
 
@@ -44,6 +46,7 @@ class RunSessionTest : public ::testing::Test {
   std::uint64_t now_ = 1;
   double plain_ms_ = 2.0, replayed_ms_ = 1.0;
   std::vector<double> noise_;  // each iteration's time is off by this share, in turn (none: exact)
+  double exec_ms_ = 20.0;      // what instantiating an exec adds to its iteration
   std::size_t iterations_ = 0;
   const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
 };
@@ -172,6 +175,42 @@ TEST_F(RunSessionTest, ATrialWhosePhasesDoNotOverlapDecidesAfterOneRound) {
     EXPECT_EQ(r.state, c.state) << c.speedup;
     EXPECT_EQ(plain - after, 4 * c.plain_blocks) << c.speedup;  // plain iterations before the verdict
   }
+}
+
+// The first replayed block after a plain one meets addresses its execs do not hold and makes new
+// ones, three iterations at 21 ms among ones of 1 ms: timed, they would drop a recording that
+// replays twice as fast. They are not timed; the trial decides on what replay costs after them.
+TEST_F(RunSessionTest, ReplayedIterationsThatMadeAnExecAreNotTimed) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  std::size_t replayed = 0, plain = 0;
+  for (int i = 0; i < 40; ++i) {
+    if (replayed == 4 && plain == 4 && log_.execs == 0) log_.execs_to_make = 3;
+    (iterate(s, train_) ? replayed : plain) += 1;
+  }
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(log_.execs, 3u);
+  EXPECT_EQ(r.learning_untimed, 3u);
+  EXPECT_EQ(r.state, RecordingState::Replaying);
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
+}
+
+// A recording that makes an exec in every replayed iteration is timed with them once a block's
+// worth went untimed: it pays for them, and is dropped.
+TEST_F(RunSessionTest, ARecordingThatKeepsMakingExecsIsTimedWithThem) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  log_.execs_to_make = 1000;
+  for (int i = 0; i < 60; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.learning_untimed, 4u);
+  EXPECT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
 }
 
 TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummary) {

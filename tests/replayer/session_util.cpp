@@ -7,6 +7,7 @@ namespace nimble::replayer::test {
 void LoggingExecutor::launch_segment(std::size_t segment, const IterationMatcher&) {
   log.lines.push_back(name + " launch " + std::to_string(segment));
   ++log.launches;
+  if (log.execs_to_make > 0) --log.execs_to_make, ++log.execs;
 }
 
 void LoggingExecutor::issue(std::size_t op, const GpuCall&) {

@@ -13,6 +13,8 @@ namespace nimble::replayer::test {
 struct Log {
   std::vector<std::string> lines;
   std::size_t launches = 0, issued = 0;
+  std::size_t execs = 0;          // execs "instantiated" by the executors
+  std::size_t execs_to_make = 0;  // each of the next this many launches instantiates one
 };
 
 struct LoggingExecutor : Executor {
@@ -21,6 +23,7 @@ struct LoggingExecutor : Executor {
   LoggingExecutor(Log& l, std::string n) : log(l), name(std::move(n)) {}
   void launch_segment(std::size_t segment, const IterationMatcher&) override;
   void issue(std::size_t op, const GpuCall&) override;
+  std::size_t execs_made() const override { return log.execs; }
 };
 
 // Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.

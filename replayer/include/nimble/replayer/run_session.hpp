@@ -99,6 +99,8 @@ struct Recording {
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
+  std::size_t execs_seen = 0;       // the executor's execs_made() when its last iteration began
+  std::size_t learning_untimed = 0; // replayed iterations left untimed because they made an exec
   // Its next plain block takes over its next iteration that has begun as its own (it matched more
   // calls than another recording that begins with the same call shares: calls_to_tell_apart).
   bool plain_at_next = false;

@@ -60,6 +60,9 @@ class Executor {
   // Issue one call of the program as it made it, which matched recorded op `op` (a deferred call
   // on fall-back).
   virtual void issue(std::size_t op, const GpuCall& call) = 0;
+  // Graph execs instantiated so far: one made during an iteration (a new set of addresses) is a
+  // one-off cost the trial does not take for what replay costs.
+  virtual std::size_t execs_made() const { return 0; }
 };
 
 enum class Action {
