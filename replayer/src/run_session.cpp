@@ -556,10 +556,10 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
 void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
-  const std::size_t round = trial_wants(0);  // one round at least, whatever the speed
+  const std::size_t round = trial_wants({}, {});  // one round at least, whatever the speed
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
-  const std::size_t wants = apart(plain, replayed, speedup) ? round : trial_wants(speedup);
+  const std::size_t wants = trial_wants(plain, replayed);
   if (plain.iterations < wants || replayed.iterations < wants) return;
   r.trial_speedup = speedup;
   r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
@@ -575,11 +575,19 @@ void RunSession::judge(Recording& r) {
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
 // variants, library calls), anything closer after two. Near the minimum, medians of six iterations
 // decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes), so such a
-// result waits for four rounds. (Speedup 0: one round, the least any verdict needs.)
-std::size_t RunSession::trial_wants(double speedup) const {
+// result waits for four rounds. A large ratio is clear only when neither phase's iterations spread
+// by more than half again: a program's own slow stretch (ResNet-18 with AMP, H100: three steps of
+// 31-48 ms among ones of 13-17 ms, in plain runs too) that falls in a replayed block is not replay
+// being slow. (No timed iterations: one round, the least any verdict needs.)
+std::size_t RunSession::trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const {
+  constexpr double kSteadySpread = 1.5;
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
-  if (speedup <= 0) return round;
-  const bool clear = speedup < 0.8 || speedup >= 1.25;
+  if (plain.iterations == 0 || replayed.iterations == 0 || replayed.median_ms <= 0) return round;
+  const double speedup = plain.median_ms / replayed.median_ms;
+  if (apart(plain, replayed, speedup)) return round;
+  const bool steady = plain.slowest_ms <= kSteadySpread * plain.fastest_ms &&
+                      replayed.slowest_ms <= kSteadySpread * replayed.fastest_ms;
+  const bool clear = steady && (speedup < 0.8 || speedup >= 1.25);
   const bool near_minimum = speedup >= options_.min_speedup / 1.1 && speedup < options_.min_speedup * 1.1;
   return (near_minimum ? 4 : clear ? 1 : 2) * round;
 }
@@ -607,8 +615,8 @@ std::string RunSession::undecided_trial(const Recording& r) const {
   const bool timed = plain.iterations > 0 && replayed.iterations > 0 && replayed.median_ms > 0;
   std::string text = "its trial had not decided when the program ended (" + std::to_string(replayed.iterations) +
                      " replayed and " + std::to_string(plain.iterations) + " plain iterations timed, of ";
-  if (!timed) return text + "at least " + std::to_string(trial_wants(0)) + " each)";
-  return text + std::to_string(trial_wants(plain.median_ms / replayed.median_ms)) + " each at the speed so far: " +
+  if (!timed) return text + "at least " + std::to_string(trial_wants({}, {})) + " each)";
+  return text + std::to_string(trial_wants(plain, replayed)) + " each at the speed so far: " +
          speed_text(plain.median_ms, replayed.median_ms) + ")";
 }
 

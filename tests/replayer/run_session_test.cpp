@@ -5,8 +5,8 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
-
 #include <string>
 #include <vector>
 
@@ -36,7 +36,7 @@ class RunSessionTest : public ::testing::Test {
     ++iterations_;
     const std::size_t execs = log_.execs;
     for (std::uint64_t f : functions) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
-    const double made_ms = exec_ms_ * static_cast<double>(log_.execs - execs);
+    const double made_ms = exec_ms_ * static_cast<double>(log_.execs - execs) + (slow_at_.count(iterations_ - 1) ? slow_ms_ : 0.0);
     now_ += static_cast<std::uint64_t>(((deferred ? replayed_ms_ : plain_ms_) * (1.0 + noise) + made_ms) * 1e6);
     return deferred;
   }
@@ -47,6 +47,8 @@ class RunSessionTest : public ::testing::Test {
   double plain_ms_ = 2.0, replayed_ms_ = 1.0;
   std::vector<double> noise_;  // each iteration's time is off by this share, in turn (none: exact)
   double exec_ms_ = 20.0;      // what instantiating an exec adds to its iteration
+  std::set<std::size_t> slow_at_;  // iterations (counted from 0) the program itself makes slow
+  double slow_ms_ = 40.0;          // ... by this much
   std::size_t iterations_ = 0;
   const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
 };
@@ -211,6 +213,23 @@ TEST_F(RunSessionTest, ARecordingThatKeepsMakingExecsIsTimedWithThem) {
   EXPECT_EQ(r.learning_untimed, 4u);
   EXPECT_EQ(r.state, RecordingState::Dropped);
   EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
+}
+
+// Two of the first timed replayed block's iterations fall in a slow stretch of the program's own
+// (41 ms against 1): their median says 0.05x, but the block's iterations spread far more than half
+// again, so it is no clear result; the second round's steady iterations decide, and replay is kept.
+TEST_F(RunSessionTest, AProgramsOwnSlowStretchInAReplayedBlockIsNoClearResult) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  slow_at_ = {9, 10};  // warm-up 0-3, plain 4-7, replayed 8-11 (9-11 timed)
+  for (int i = 0; i < 40; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Replaying);
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
+  EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 6u);  // two rounds
 }
 
 TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummary) {

@@ -227,7 +227,8 @@ class RunSession {
   bool counted_plain(std::uint64_t signature);
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);
-  std::size_t trial_wants(double speedup) const;  // timed iterations of each phase before a verdict
+  // Timed iterations of each phase before a verdict, given those so far.
+  std::size_t trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const;
   // The phases' timed iterations do not overlap, on the side of the minimum `speedup` is on.
   bool apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const;
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
