@@ -198,9 +198,10 @@ void write_recorded_trace_in_background(TraceWriter::Build build, const WindowRe
       [path, wrote](const std::optional<std::string>& error) {
         log_message(error ? "could not write the trace to " + path + ": " + *error : *wrote);
       },
-      [wrote, report, before = std::move(before)](trace::Trace& trace, double build_ms) {
-        *wrote = wrote_message(trace, report);
-        if (before) before(trace, build_ms);
+      [wrote, report, before = std::move(before)](trace::Trace& trace, double build_ms,
+                                                  const std::optional<std::string>& build_error) {
+        if (!build_error) *wrote = wrote_message(trace, report);
+        if (before) before(trace, build_ms, build_error);
       });
 }
 

@@ -428,12 +428,14 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
     if (load_api(r)) r.api.ctx_get_current(&context);
   }
   const std::uint64_t handed = now_ns();
-  return [&r, recorded, handed, context](trace::Trace& trace, double build_ms) {
+  return [&r, recorded, handed, context](trace::Trace& trace, double build_ms, const std::optional<std::string>& build_error) {
     InternalScope internal;
     Prepared p;
     try {
       CUcontext current = nullptr;  // at exit this runs on the program's own thread: leave it be
-      if (r.api_missing->empty() && (r.api.ctx_get_current(&current) != CUDA_SUCCESS || current != context) &&
+      if (build_error) {
+        p = refused(recorded, "its trace could not be built (" + *build_error + ")");  // an empty trace would plan nothing
+      } else if (r.api_missing->empty() && (r.api.ctx_get_current(&current) != CUDA_SUCCESS || current != context) &&
           r.api.ctx_set_current(context) != CUDA_SUCCESS) {
         p = refused(recorded, "nimble's thread could not make the program's CUDA context current to build its graphs");
       } else {

@@ -56,7 +56,7 @@ void TraceWriter::write(Build build, std::string path, Done done, Before before)
       error = std::string("building the trace failed: ") + e.what();
     }
     const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    if (before) before(trace, build_ms);
+    if (before) before(trace, build_ms, error);
     if (!error) error = write_now(trace, path);
     if (done) done(error);
   };

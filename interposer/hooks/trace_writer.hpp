@@ -33,8 +33,9 @@ class TraceWriter {
   ~TraceWriter();  // waits for the write under way
 
   // Work on the trace before it is written, on the same thread (nimble run plans from it there);
-  // `build_ms`: how long the trace took to build there (0: it came built).
-  using Before = std::function<void(trace::Trace& trace, double build_ms)>;
+  // `build_ms`: how long the trace took to build there (0: it came built); `build_error`: why it
+  // could not be built (the trace is then empty, and nothing is written).
+  using Before = std::function<void(trace::Trace& trace, double build_ms, const std::optional<std::string>& build_error)>;
   // Makes the trace (Engine::take_trace_later), on the writer's thread.
   using Build = std::function<trace::Trace()>;
 

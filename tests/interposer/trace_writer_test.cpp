@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <vector>
 
 #include "nimble/trace/io.hpp"
@@ -66,6 +67,27 @@ TEST(TraceWriter, TracesAreWrittenInTheOrderGivenAndAFailureIsReportedWithItsPat
   EXPECT_NE(events[0].find("missing-dir"), std::string::npos) << "the error names the file: " << events[0];
   EXPECT_EQ(events[1], "b");
   ASSERT_TRUE(trace::load_trace(dir + "/b.json").trace);
+}
+
+// A trace whose build fails: the work before the write is told why (nimble run then refuses the
+// recording with that reason instead of planning an empty trace), and no file is written.
+TEST(TraceWriter, ABuildThatFailsIsToldToTheWorkBeforeTheWriteAndNothingIsWritten) {
+  const std::string path = temp_dir() + "/t.json";
+  hooks::TraceWriter writer;
+  std::optional<std::string> told_before, told_done;
+  std::size_t tasks_before = 99;
+  writer.write([]() -> trace::Trace { throw std::runtime_error("task 7 names stream 3, never created"); }, path,
+               [&](const std::optional<std::string>& error) { told_done = error; },
+               [&](trace::Trace& trace, double, const std::optional<std::string>& build_error) {
+                 told_before = build_error;
+                 tasks_before = trace.tasks.size();
+               });
+  writer.finish();
+  ASSERT_TRUE(told_before);
+  EXPECT_NE(told_before->find("building the trace failed: task 7 names stream 3"), std::string::npos) << *told_before;
+  EXPECT_EQ(tasks_before, 0u);
+  EXPECT_EQ(told_done, told_before);
+  EXPECT_FALSE(trace::load_trace(path).trace);
 }
 
 TEST(TraceWriter, DestroyingTheWriterWaitsForTheWrite) {
