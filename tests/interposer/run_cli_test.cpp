@@ -671,10 +671,12 @@ TEST(RunCommand, ARecordingWhoseTrialShowsNoGainIsDroppedAndTheProgramRunsAsItIs
   EXPECT_EQ(rec.value("state", ""), "dropped");
   EXPECT_NE(rec.value("dropped_because", "").find("replay did not pay in its trial"), std::string::npos) << rec.dump(2);
   EXPECT_TRUE(rec["trial_speedup"].is_number());
-  // Two replayed blocks of 3 at most, then every iteration is the program's own.
-  EXPECT_LE(summary.value("iterations_replayed", 99), 6) << summary.dump(2);
+  // A warm-up block and one timed block of 3 replayed iterations, or a second timed one when the
+  // first round's iterations were uneven (timings on a busy machine); then every iteration is the
+  // program's own.
+  EXPECT_LE(summary.value("iterations_replayed", 99), 9) << summary.dump(2);
   const auto c = counts(r.output);
-  EXPECT_GE(c.at("kernels_run"), (2000 - 6) * 200) << r.output;
+  EXPECT_GE(c.at("kernels_run"), (2000 - 9) * 200) << r.output;
   EXPECT_NE(r.output.find(": replay did not pay in its trial"), std::string::npos) << r.output;
 
   // Unmarked (the automatic range): once dropped, the same iteration is found again and passed
