@@ -1,5 +1,6 @@
 #include "nimble/replayer/run_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -67,24 +68,27 @@ const RecordingExtras& extras_of(const RunReportInput& in, std::size_t i) {
 // One line per library function and reason: a model can give up a hundred call sites the same way,
 // and the exit lines must stay readable (every site is in the run summary).
 std::string never_skipped_text(const std::vector<NeverSkipped>& sites) {
-  std::vector<std::pair<std::string, std::string>> order;  // (symbol, reason), as first given up
-  std::map<std::pair<std::string, std::string>, std::vector<const NeverSkipped*>> groups;
+  struct Group {
+    const NeverSkipped* first;  // the first site given up this way
+    std::size_t sites;
+  };
+  std::vector<Group> groups;  // in the order first given up
   for (const NeverSkipped& site : sites) {
-    auto& group = groups[{site.symbol, site.reason}];
-    if (group.empty()) order.emplace_back(site.symbol, site.reason);
-    group.push_back(&site);
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.first->symbol == site.symbol && g.first->reason == site.reason;
+    });
+    if (same == groups.end()) groups.push_back({&site, 1});
+    else ++same->sites;
   }
   std::string text;
-  for (const auto& key : order) {
-    const auto& group = groups[key];
-    const NeverSkipped& first = *group.front();
-    if (group.size() == 1) {
-      text += "nimble run: never skipped again: " + first.text() + "\n";
+  for (const auto& [first, count] : groups) {
+    text += "nimble run: never skipped again: ";
+    if (count == 1) {
+      text += first->text() + "\n";
       continue;
     }
-    text += "nimble run: never skipped again: " + first.symbol + " at " + std::to_string(group.size()) +
-            " call sites: " + first.reason + "; the first at " + first.at + (first.detail.empty() ? "" : ": " + first.detail) +
-            " (every site in the run summary's library.never_skipped)\n";
+    text += first->symbol + " at " + std::to_string(count) + " call sites: " + first->reason + "; the first at " + first->at +
+            (first->detail.empty() ? "" : ": " + first->detail) + " (every site in the run summary's library.never_skipped)\n";
   }
   return text;
 }
