@@ -51,6 +51,8 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
+  if (rec.state == RecordingState::Resting) j["resting_because"] = rec.resting_because;
+  if (!rec.earlier_trials.empty()) j["earlier_trial_speedups"] = rec.earlier_trials;
   if (const std::string undecided = session.undecided_trial(rec); !undecided.empty()) j["undecided_because"] = undecided;
   if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
   if (rec.comparison) j["timings"] = comparison_json(*rec.comparison);
@@ -114,6 +116,8 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
   for (const auto& rec : session.recordings()) {
     if (rec->state == RecordingState::Dropped) {
       why += (why.empty() ? "" : "; ") + rec->name + " was dropped: " + rec->dropped_because;
+    } else if (rec->state == RecordingState::Resting) {
+      why += (why.empty() ? "" : "; ") + rec->name + " rests: " + rec->resting_because;
     } else {
       why += (why.empty() ? "" : "; ") + rec->name + " never matched the program's later calls";
     }

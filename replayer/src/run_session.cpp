@@ -8,10 +8,11 @@
 namespace nimble::replayer {
 namespace {
 
-// A live recording whose iteration a call with this signature could begin.
-bool could_begin(const Recording& r, std::uint64_t signature) {
-  return r.state != RecordingState::Dropped && r.first_signature == signature;
-}
+// Whether the recording's iterations may be replayed now (not resting, not dropped).
+bool replays(const Recording& r) { return r.state == RecordingState::Trial || r.state == RecordingState::Replaying; }
+
+// A recording replaying now whose iteration a call with this signature could begin.
+bool could_begin(const Recording& r, std::uint64_t signature) { return replays(r) && r.first_signature == signature; }
 
 // Fall-backs and false starts, but not the false starts another recording took over (a training
 // step that begins like the eval step: a switch, not a failure).
@@ -34,6 +35,7 @@ const char* state_name(RecordingState state) {
   switch (state) {
     case RecordingState::Trial: return "trial";
     case RecordingState::Replaying: return "replaying";
+    case RecordingState::Resting: return "resting";
     case RecordingState::Dropped: return "dropped";
   }
   return "?";
@@ -270,7 +272,7 @@ void RunSession::settle() {
     plain_block_or_wait(r);  // warmed up: the trial begins with a block of the program's own iterations
     return;
   }
-  if (r.warmup_left > 0 || !r.comparison || r.state == RecordingState::Dropped || !measuring(r)) return;
+  if (r.warmup_left > 0 || !r.comparison || !replays(r) || !measuring(r)) return;
   if (r.plain_at_next && r.call_signatures.size() <= calls_to_tell_apart(r)) {
     // A recording added since shares as many calls as it has: no iteration of it can be told
     // apart before it ends. The block begins after this one.
@@ -350,6 +352,7 @@ std::size_t RunSession::index_of(const Recording& r) const {
 Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
   std::vector<Recording*> candidates;
   for (auto& r : recordings_) {
+    if (r->state == RecordingState::Resting && r->first_signature == signature) wake_if_rested(*r);
     if (could_begin(*r, signature)) candidates.push_back(r.get());
   }
   // Highest rank first: a recording that completed an iteration moves to the front, one that
@@ -495,12 +498,12 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
       if (!sc.armed()) left_loop(r);
     }
   }
-  if (sc.stopped() && r.state != RecordingState::Dropped) drop(r, "a segment could not be launched");
+  if (sc.stopped() && replays(r)) drop(r, "a segment could not be launched");
   // A plain block waiting for this recording's own iteration: this one is (it matched more of its
   // calls than any other recording shares). Nothing of it launched yet: the program issues it (its
   // held calls go out first, in order), timed. A graph of it launched already: the block begins
   // after it.
-  if (r.plain_at_next && !taking_over_ && measuring(r) && r.state != RecordingState::Dropped &&
+  if (r.plain_at_next && !taking_over_ && measuring(r) && replays(r) &&
       !sc.awaiting_iteration() && sc.matched_in_iteration() >= calls_to_tell_apart(r)) {
     r.plain_at_next = false;
     const std::size_t matched = sc.matched_in_iteration();
@@ -540,7 +543,7 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
   const std::size_t made = r.executor ? r.executor->execs_made() : 0;
   const bool learned = made > r.execs_seen;
   r.execs_seen = made;
-  if (!r.comparison || r.state == RecordingState::Dropped || r.warmup_left > 0) return;
+  if (!r.comparison || !replays(r) || r.warmup_left > 0) return;
   Comparison& c = *r.comparison;
   if (learned && previous_whole && r.learning_untimed < c.block()) {
     ++r.learning_untimed;
@@ -569,7 +572,40 @@ void RunSession::judge(Recording& r) {
   }
   char minimum[32];
   std::snprintf(minimum, sizeof minimum, "%.2fx", options_.min_speedup);
-  drop(r, "replay did not pay in its trial (" + speed_text(plain.median_ms, replayed.median_ms) + ", below " + minimum + ")");
+  rest_or_drop(r, "replay did not pay in its trial (" + speed_text(plain.median_ms, replayed.median_ms) + ", below " + minimum + ")");
+}
+
+// A trial that did not pay: the recording rests while trials are left (the program runs its
+// iterations; rest_iterations of them the first time, 8x more each later time), else it is dropped.
+void RunSession::rest_or_drop(Recording& r, const std::string& why) {
+  if (r.earlier_trials.size() + 1 >= options_.trials || options_.rest_iterations == 0) {
+    drop(r, why);
+    return;
+  }
+  std::size_t rest = options_.rest_iterations;
+  for (std::size_t i = 0; i < r.earlier_trials.size(); ++i) rest *= 8;
+  r.state = RecordingState::Resting;
+  r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
+  r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);
+  stop_replaying(r, "the recording rests until its next trial: " + why);
+}
+
+// A resting recording whose rest is over gets its next trial: replayed warm-up first, then blocks
+// timed afresh (the program may have changed since: its first steps, other work on the machine).
+void RunSession::wake_if_rested(Recording& r) {
+  if (calls_seen() < r.rest_until || !r.short_circuit->resume()) return;
+  r.earlier_trials.push_back(r.trial_speedup.value_or(0));
+  r.trial_speedup.reset();
+  r.resting_because.clear();
+  r.state = RecordingState::Trial;
+  r.comparison = std::make_unique<Comparison>(options_.trial_block);
+  r.warmup_left = options_.trial_block;
+  r.completed_at = 0;
+  r.execs_seen = r.executor ? r.executor->execs_made() : 0;
+  r.learning_untimed = 0;
+  r.plain_at_next = r.plain_after_this = false;
+  r.plain_mismatches = 0;
+  r.rank = ++rank_clock_;
 }
 
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
@@ -664,7 +700,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
     c.iteration_began(clock_(), previous_whole);
     plain_owner_.reset();
     judge(r);
-    if (r.state == RecordingState::Dropped) return true;  // the program goes on by itself
+    if (!replays(r)) return true;  // dropped or resting: the program goes on by itself
     began_by_plain_block_ = true;  // its short-circuit arms on this call; the start is counted
     return false;
   }
@@ -727,15 +763,19 @@ void RunSession::drop(Recording& r, const std::string& why) {
   if (r.state == RecordingState::Dropped) return;
   r.state = RecordingState::Dropped;
   r.dropped_because = why;
+  r.resting_because.clear();
   ++dropped_;
-  if (r.short_circuit->holding() || r.short_circuit->armed()) {
-    if (active_ == &r) active_ = nullptr;
-    try {
-      r.short_circuit->finish("the recording was dropped: " + why);
-    } catch (const std::exception&) {
-    }
-  } else {
-    r.short_circuit->finish(why);
+  stop_replaying(r, "the recording was dropped: " + why);
+}
+
+// What is held back goes out (a fall-back for this `reason` when an iteration was under way);
+// nothing of r arms again (until a resting one is tried again).
+void RunSession::stop_replaying(Recording& r, const std::string& reason) {
+  if (active_ == &r) active_ = nullptr;
+  try {
+    r.short_circuit->finish(reason);
+  } catch (const std::exception&) {
+    // finish() issues what was held back; a failure there was reported by the executor.
   }
   if (plain_owner_ == index_of(r)) plain_owner_.reset();
   publish_recordings();
@@ -757,12 +797,17 @@ std::string RunSession::summary_text() const {
   std::ostringstream out;
   for (const auto& r : recordings_) {
     out << "nimble run: recording " << r->name << " (" << r->calls << " calls): " << state_name(r->state);
+    char text[64];
+    for (std::size_t i = 0; i < r->earlier_trials.size(); ++i) {
+      std::snprintf(text, sizeof text, "%s%.2fx", i ? ", " : " (earlier trials: ", r->earlier_trials[i]);
+      out << text << (i + 1 == r->earlier_trials.size() ? ")" : "");
+    }
     if (r->trial_speedup) {
-      char text[64];
       std::snprintf(text, sizeof text, ", trial %.2fx", *r->trial_speedup);
       out << text;
     }
     if (r->state == RecordingState::Dropped) out << ": " << r->dropped_because;
+    if (r->state == RecordingState::Resting) out << ": " << r->resting_because;
     if (const std::string undecided = undecided_trial(*r); !undecided.empty()) out << ": " << undecided;
     out << "\n" << r->short_circuit->summary_text();
   }

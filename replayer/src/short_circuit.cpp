@@ -164,7 +164,7 @@ void ShortCircuit::launch_ready_segments() {
       try {
         executor_.launch_segment(next_segment_, matcher_);
       } catch (const std::exception& e) {
-        stopped_ = true;  // the deferred calls go out as the program made them; no more replay
+        stopped_ = failed_ = true;  // the deferred calls go out as the program made them; no more replay
         fall_back(std::string("a segment could not be launched, replay stopped: ") + e.what());
         return;
       }
@@ -205,6 +205,12 @@ void ShortCircuit::finish(const std::string& why) {
   if (armed_ && matcher_.complete()) ++summary_.iterations_replayed;
   armed_ = false;
   stopped_ = true;
+}
+
+bool ShortCircuit::resume() {
+  if (failed_ || armed_) return false;
+  stopped_ = false;
+  return true;
 }
 
 void ShortCircuit::abandon(const std::string& why) {
@@ -263,7 +269,7 @@ void ShortCircuit::issue_held_calls() {
     }
   }
   if (!failure.empty()) {
-    stopped_ = true;
+    stopped_ = failed_ = true;
     throw std::runtime_error("issuing a held-back call failed: " + failure);
   }
 }

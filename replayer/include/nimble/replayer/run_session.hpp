@@ -39,6 +39,12 @@ struct RunOptions {
   // process; the recording is kept when replay was faster (0: trusted without a trial).
   std::size_t trial_block = settings::defaults::run_trial;
   double min_speedup = settings::defaults::run_min_speedup;  // below this (plain / replayed medians) a trial drops it
+  // Trials a recording gets: one that did not pay rests (the program runs its iterations) and is
+  // tried again, first after rest_iterations of its iterations' worth of calls, each later rest 8x
+  // longer; the last trial that does not pay drops it. A trial can be misled by a stretch of slow
+  // iterations on a shared machine, and a long program should not lose its speedup to one.
+  std::size_t trials = settings::defaults::run_trials;
+  std::size_t rest_iterations = 64;
   std::size_t compare_block = settings::defaults::run_compare;  // --compare N: alternate blocks for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
@@ -78,6 +84,7 @@ struct RecordingSetup {
 enum class RecordingState {
   Trial,      // replayed and plain blocks in turn until the payoff is known
   Replaying,  // trusted: every matching iteration is replayed
+  Resting,    // its trial did not pay: the program runs its iterations until it is tried again
   Dropped,    // never armed again (why: Recording::dropped_because)
 };
 const char* state_name(RecordingState state);
@@ -96,6 +103,9 @@ struct Recording {
   RecordingState state = RecordingState::Trial;
   std::string dropped_because;
   std::optional<double> trial_speedup;  // plain / replayed medians when the trial decided
+  std::vector<double> earlier_trials;   // the speedups of the trials before this one (it rested after each)
+  std::string resting_because;          // why it rests (Resting)
+  std::size_t rest_until = 0;           // the session's call count when a resting recording may be tried again
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
@@ -201,6 +211,9 @@ class RunSession {
 
  private:
   void drop(Recording& r, const std::string& why);
+  void rest_or_drop(Recording& r, const std::string& why);
+  void wake_if_rested(Recording& r);
+  void stop_replaying(Recording& r, const std::string& reason);
   // Runs `step` on r's short-circuit; when issuing or launching fails there, r is dropped and
   // the error goes on to the hooks (which stop replay).
   template <class Step>

@@ -147,6 +147,9 @@ class ShortCircuit {
   void on_host_visible_point(const std::string& what);
   // The program ends (or replay must stop for good): deferred calls are issued, nothing re-arms.
   void finish(const std::string& why);
+  // After finish() (not after a failed launch): the next matching call may arm again (a recording
+  // tried again after resting). False when a launch or issue failed: replay stays stopped.
+  bool resume();
   // The iteration under way ends here (nimble records another one; its calls run eagerly):
   // deferred calls are issued, a complete iteration is counted, and the next call may arm again.
   void abandon(const std::string& why);
@@ -193,7 +196,8 @@ class ShortCircuit {
   std::vector<FalseStart::Matched> ran_;
   std::optional<FalseStart> handed_back_;
   bool armed_ = false;
-  bool stopped_ = false;             // a launch failed, or finish(): never re-arm
+  bool stopped_ = false;             // a launch failed, or finish(): never re-arm (but see resume())
+  bool failed_ = false;              // a launch or issue failed: stopped for good
   std::size_t iterations_started_ = 0;
   ShortCircuitSummary summary_;
 };
