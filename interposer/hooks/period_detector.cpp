@@ -101,6 +101,16 @@ void AutoRange::trim_history() {
 
 void AutoRange::restart(int iteration) {
   if (iteration > 0) options_.iteration = iteration;
+  if (from_remembered_ && phase_ == Phase::Done && !diverged_) remembered_.clear();  // recorded
+  if (diverged_ && options_.remember_diverged) {
+    if (from_remembered_) {
+      remembered_.clear();  // it diverged again: not the program's pattern after all
+    } else if (!candidate_.empty()) {
+      remembered_ = candidate_;
+    }
+  }
+  candidate_.clear();
+  from_remembered_ = false;
   history_.clear();
   kernels_.clear();
   phase_ = Phase::Detecting;
@@ -169,6 +179,13 @@ std::size_t AutoRange::phase_after_last_sync(std::size_t p) const {
   return (p - (n - first) % p) % p;
 }
 
+// The stretch since the sync before this one is, task for task, the remembered period.
+bool AutoRange::met_remembered(std::size_t previous_sync) const {
+  const std::size_t n = remembered_.size();
+  if (n == 0 || previous_sync == 0 || total_ - previous_sync != n || history_.size() < n) return false;
+  return std::equal(remembered_.begin(), remembered_.end(), history_.end() - static_cast<std::ptrdiff_t>(n));
+}
+
 void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
                               bool at_sync) {
   if (options_.known && options_.known(fingerprint)) {
@@ -176,6 +193,10 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
     return;
   }
   known_in_a_row_ = 0;
+  candidate_.clear();
+  if (options_.remember_diverged && at_sync && head == 0 && distance == length && length <= history_.size()) {
+    candidate_.assign(history_.end() - static_cast<std::ptrdiff_t>(length), history_.end());
+  }
   fingerprint_ = fingerprint;
   period_ = length;
   match_distance_ = distance;
@@ -204,6 +225,12 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
         return Action::None;
       }
       if (look_while_quiet(host_sync)) return Action::None;
+      if (host_sync && met_remembered(previous_sync)) {
+        from_remembered_ = true;
+        begin_waiting(remembered_.size(), remembered_.size(), 0, period_fingerprint(history_, remembered_.size()), true);
+        if (phase_ == Phase::Waiting) return Action::None;
+        from_remembered_ = false;  // known by now: detection goes on
+      }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;

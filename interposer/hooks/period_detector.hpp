@@ -80,6 +80,13 @@ class AutoRange {
     // a block this long makes negligible; and shorter periods are found and tried soon enough
     // whole. (A loop of 200 small kernels and a sync stays one iteration of 202 tasks.)
     std::size_t sub_period_min_tasks = 512;
+    // A period found at a sync whose window did not repeat it (the program moved on: an eval pass
+    // whose first batch differs is found at its last batch, and the window opens on the next
+    // training step) is remembered across restart(): met again whole between two syncs, one
+    // occurrence is enough, and the window opens on the next (the third batch of the next pass).
+    // Once: a remembered period that diverges again is forgotten. (nimble run; `record` drops
+    // such windows as warm-up work.)
+    bool remember_diverged = false;
     // Periods already recorded or rejected (`nimble run` keeps looking after its first
     // recording): a candidate with a known fingerprint is passed over and detection goes on.
     std::function<bool(std::uint64_t fingerprint)> known;
@@ -122,6 +129,7 @@ class AutoRange {
   bool matches_period() const;
   bool begin_sub_period(std::size_t stretch);
   bool look_while_quiet(bool host_sync);
+  bool met_remembered(std::size_t previous_sync) const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();
@@ -143,6 +151,9 @@ class AutoRange {
   std::size_t known_in_a_row_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
+  std::vector<std::uint64_t> candidate_;   // the period found last at a sync (remember_diverged)
+  std::vector<std::uint64_t> remembered_;  // a period whose window diverged, looked for whole
+  bool from_remembered_ = false;           // the period waited for is the remembered one
 };
 
 }  // namespace nimble::hooks

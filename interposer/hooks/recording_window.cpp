@@ -24,6 +24,7 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
     AutoRange::Options options;
     options.iteration = config_.iteration;
     if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
+    options.remember_diverged = config_.run;
     auto_range_ = std::make_unique<AutoRange>(options);
     // nimble run matches later iterations call by call, which an interleaving that changes
     // defeats anyway: only recording looks at one thread's lane.

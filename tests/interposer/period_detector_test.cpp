@@ -381,6 +381,66 @@ TEST(AutoRange, ShortPeriodsMustCoverTheMinimumSpan) {
   EXPECT_EQ(smallest_repeating_period(repeat({1, 2, 3, 4}, 8), 3, 100, 32), 4u);
 }
 
+// An eval pass whose first batch differs from the other three (the epochs program in
+// deterministic mode on the H100: a 143-task eval batch found only at the pass's end, the window
+// then opened on the next training step, let go, every epoch). nimble run remembers the period
+// that diverged: in the next pass its second batch alone is enough, and the third is recorded.
+TEST(AutoRange, AnEvalBatchFoundTooLateIsRecordedInTheNextPass) {
+  const std::vector<std::uint64_t> train = {kCopy, 1, 2, 3, 4, kSync}, first_eval = {kCopy, 6, 7, 8, 9, kSync},
+                                   eval = {kCopy, 7, 8, 9, kSync};
+  auto epoch_end = [&] {
+    std::vector<std::uint64_t> seq = first_eval;
+    const auto rest = repeat(eval, 3);
+    seq.insert(seq.end(), rest.begin(), rest.end());
+    seq.insert(seq.end(), train.begin(), train.end());  // the next epoch's first training step
+    return seq;
+  };
+  for (const bool remember : {true, false}) {
+    AutoRange::Options options = short_periods();
+    options.remember_diverged = remember;
+    AutoRange range(options);
+    range.restart(1);  // a side-exit look, as nimble run asks at the end of the training steps
+    const Window late = run(range, epoch_end());
+    ASSERT_TRUE(late.found);
+    EXPECT_EQ(range.period(), eval.size());
+    EXPECT_TRUE(range.diverged());  // three whole batches end with the pass: the window met the training step
+    range.restart(1);               // let go; the next epoch's side exit looks again
+    const std::size_t before = range.tasks_seen();
+    const Window next = run(range, epoch_end());
+    if (!remember) {  // the same again: found too late
+      EXPECT_TRUE(range.diverged());
+      continue;
+    }
+    ASSERT_TRUE(next.found);
+    EXPECT_FALSE(range.diverged());
+    EXPECT_EQ(next.begin, first_eval.size() + eval.size()) << before;  // the third batch
+    EXPECT_EQ(next.end - next.begin, eval.size());
+  }
+}
+
+// A remembered period that diverges again is forgotten: detection needs its three repeats again.
+TEST(AutoRange, ARememberedPeriodThatDivergesAgainIsForgotten) {
+  const std::vector<std::uint64_t> step = {1, 2, 3, kSync};
+  auto seq = repeat(step, 3);
+  seq.insert(seq.end(), {1, 7, 3, kSync});  // recorded, diverged
+  AutoRange::Options options = short_periods();
+  options.remember_diverged = true;
+  AutoRange range(options);
+  ASSERT_TRUE(run(range, seq).found);
+  ASSERT_TRUE(range.diverged());
+  range.restart(1);
+  // One whole step between two syncs: remembered, the next one is recorded; it diverges again.
+  std::vector<std::uint64_t> again = {kSync};
+  again.insert(again.end(), step.begin(), step.end());
+  again.insert(again.end(), {1, 7, 3, kSync});
+  const Window w = run(range, again);
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(w.begin, 1 + step.size());
+  EXPECT_TRUE(range.diverged());
+  range.restart(1);
+  EXPECT_FALSE(run(range, again).found);  // forgotten: one step is not a period
+}
+
 TEST(AutoRange, ADivergingRecordedPeriodIsFlagged) {
   auto seq = repeat({1, 2, 3, kSync}, 3);
   seq.insert(seq.end(), {1, 7, 3, kSync});

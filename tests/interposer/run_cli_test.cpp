@@ -577,6 +577,24 @@ TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsRe
   EXPECT_EQ(run_epochs("0").count(12), 0u);
 }
 
+// The same epochs, each eval pass's first batch launching one more kernel: three identical batches
+// end with the pass, so the first look records... the next training step, and lets it go. The
+// period is remembered: in the next pass its second batch is enough, and the third is recorded.
+TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/f.json", "epochs-first-eval-differs", {"NIMBLE_RUN_STALE=64"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-first-eval-differs").output));
+  const nlohmann::json summary = read_json(dir + "/f.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(5) && by_calls.count(12)) << r_dump(by_calls);
+  EXPECT_EQ(by_calls[12].value("state", ""), "replaying") << r_dump(by_calls);
+  // Recorded at the latest in the third pass: its fourth batch, then batches 2-4 of five more.
+  EXPECT_GE(by_calls[12].value("iterations_replayed", 0), 15) << r_dump(by_calls);
+  EXPECT_FALSE(by_calls.count(13)) << r_dump(by_calls);  // the first batch is never taken for the pass
+}
+
 // Epochs with six cuDNN calls in each training step, which nimble run skips once their inputs are
 // known, and an eval pass of two batches: too short to be a period, so the look the pass asks for
 // (a side exit) is still under way when the training steps are replayed again. A skipped call
