@@ -179,11 +179,12 @@ std::size_t AutoRange::phase_after_last_sync(std::size_t p) const {
   return (p - (n - first) % p) % p;
 }
 
-// The stretch since the sync before this one is, task for task, the remembered period.
-bool AutoRange::met_remembered(std::size_t previous_sync) const {
+// The last tasks, up to this sync, are the remembered period task for task (it was found at a
+// sync, so it ends with one; syncs inside it, such as a pageable copy's, do not matter).
+bool AutoRange::met_remembered() const {
   const std::size_t n = remembered_.size();
-  if (n == 0 || previous_sync == 0 || total_ - previous_sync != n || history_.size() < n) return false;
-  return std::equal(remembered_.begin(), remembered_.end(), history_.end() - static_cast<std::ptrdiff_t>(n));
+  if (n == 0 || history_.size() < n) return false;
+  return std::equal(remembered_.rbegin(), remembered_.rend(), history_.rbegin());
 }
 
 void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
@@ -225,7 +226,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
         return Action::None;
       }
       if (look_while_quiet(host_sync)) return Action::None;
-      if (host_sync && met_remembered(previous_sync)) {
+      if (host_sync && met_remembered()) {
         from_remembered_ = true;
         begin_waiting(remembered_.size(), remembered_.size(), 0, period_fingerprint(history_, remembered_.size()), true);
         if (phase_ == Phase::Waiting) return Action::None;

@@ -82,7 +82,7 @@ class AutoRange {
     std::size_t sub_period_min_tasks = 512;
     // A period found at a sync whose window did not repeat it (the program moved on: an eval pass
     // whose first batch differs is found at its last batch, and the window opens on the next
-    // training step) is remembered across restart(): met again whole between two syncs, one
+    // training step) is remembered across restart(): met again whole, up to a sync, one
     // occurrence is enough, and the window opens on the next (the third batch of the next pass).
     // Once: a remembered period that diverges again is forgotten. (nimble run; `record` drops
     // such windows as warm-up work.)
@@ -129,7 +129,7 @@ class AutoRange {
   bool matches_period() const;
   bool begin_sub_period(std::size_t stretch);
   bool look_while_quiet(bool host_sync);
-  bool met_remembered(std::size_t previous_sync) const;
+  bool met_remembered() const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();

@@ -386,8 +386,10 @@ TEST(AutoRange, ShortPeriodsMustCoverTheMinimumSpan) {
 // then opened on the next training step, let go, every epoch). nimble run remembers the period
 // that diverged: in the next pass its second batch alone is enough, and the third is recorded.
 TEST(AutoRange, AnEvalBatchFoundTooLateIsRecordedInTheNextPass) {
-  const std::vector<std::uint64_t> train = {kCopy, 1, 2, 3, 4, kSync}, first_eval = {kCopy, 6, 7, 8, 9, kSync},
-                                   eval = {kCopy, 7, 8, 9, kSync};
+  // Each batch syncs inside too (a pageable input copy), as the GPU program's do; the first one
+  // launches one more kernel at its end.
+  const std::vector<std::uint64_t> train = {kCopy, kSync, 1, 2, 3, 4, kSync},
+                                   first_eval = {kCopy, kSync, 7, 8, 9, 6, kSync}, eval = {kCopy, kSync, 7, 8, 9, kSync};
   auto epoch_end = [&] {
     std::vector<std::uint64_t> seq = first_eval;
     const auto rest = repeat(eval, 3);
@@ -429,7 +431,7 @@ TEST(AutoRange, ARememberedPeriodThatDivergesAgainIsForgotten) {
   ASSERT_TRUE(run(range, seq).found);
   ASSERT_TRUE(range.diverged());
   range.restart(1);
-  // One whole step between two syncs: remembered, the next one is recorded; it diverges again.
+  // One whole step up to a sync: remembered, the next one is recorded; it diverges again.
   std::vector<std::uint64_t> again = {kSync};
   again.insert(again.end(), step.begin(), step.end());
   again.insert(again.end(), {1, 7, 3, kSync});
