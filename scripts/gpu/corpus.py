@@ -72,6 +72,20 @@ def steps_replayed(per_step):
             "steady_share": round(sum(replayed[first:]) / steady, 3) if steady else 0.0}
 
 
+def identical_text(identical, first_difference, per_step):
+    """The table's word on results: "yes"; "no, before replay (step N)" when the first step whose
+    digest differs came before the first step with replayed work (nimble had only run the program's
+    own calls: cuDNN's timed algorithm choice in benchmark mode, say); else "**no** (step N)"."""
+    if identical:
+        return "yes"
+    first_replayed = next((i for i, n in enumerate(per_step or []) if n > 0), None)
+    if first_difference in (None, ""):
+        return "**no**"
+    if first_replayed is None or first_difference < first_replayed:
+        return "no, before replay (step %d)" % first_difference
+    return "**no** (step %d)" % first_difference
+
+
 def nimble_paths():
     """The nimble binary and libnimble.so: $NIMBLE_BUILD (a build folder, to compare two builds on
     one lease), build-gpu/ (carried to the GPU machine) or build/."""
@@ -176,6 +190,7 @@ def main():
             if plain and nim and not row["identical"]:
                 pd, nd = plain["step_digests"], nim["step_digests"]
                 row["first_difference"] = next((i for i, (a, b) in enumerate(zip(pd, nd)) if a != b), min(len(pd), len(nd)))
+            row["results"] = identical_text(row["identical"], row.get("first_difference"), nim.get("step_replayed") if nim else None)
             speedups = [r.get("trial_speedup") for r in recs if r.get("trial_speedup")]
             if main_rec and main_rec.get("trial_speedup"):
                 row["in_process"] = round(main_rec["trial_speedup"], 3)
@@ -243,7 +258,7 @@ def main():
             f.write("| %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
                 r["program"], r.get("mode", ""), r.get("iteration_calls", ""), r.get("replayed", ""),
                 r.get("steps_replayed", ""), r.get("steps", ""), share,
-                "yes" if r.get("identical") else "**no**", "" if twice is None else ("yes" if twice else "no"),
+                r.get("results", "yes" if r.get("identical") else "**no**"), "" if twice is None else ("yes" if twice else "no"),
                 r.get("in_process", ""), r.get("process_ratio", ""), r.get("pair_ratios", ""), r.get("idle_ratio", ""),
                 r.get("plain_ms", ""), r.get("nimble_ms", ""), r.get("states", ""), r.get("why", "")))
     print("wrote", os.path.join(args.out, "corpus.md"))

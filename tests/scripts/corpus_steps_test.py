@@ -5,7 +5,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
-from corpus import steps_replayed  # noqa: E402
+from corpus import identical_text, steps_replayed  # noqa: E402
 
 
 class StepsReplayed(unittest.TestCase):
@@ -32,6 +32,22 @@ class StepsReplayed(unittest.TestCase):
         self.assertEqual(steps_replayed([0, 0])["steady_steps"], 0)
         self.assertEqual(steps_replayed([0, 0])["steady_share"], 0.0)
         self.assertIsNone(steps_replayed(None))
+
+
+class IdenticalText(unittest.TestCase):
+    def test_a_difference_before_any_replay_is_not_replays(self):
+        # Benchmark mode: cuDNN picked other algorithms in this process; replay began at step 6.
+        self.assertEqual(identical_text(False, 0, [0] * 6 + [1] * 4), "no, before replay (step 0)")
+        self.assertEqual(identical_text(False, 2, [0, 0, 0, 1]), "no, before replay (step 2)")
+
+    def test_a_difference_from_a_replayed_step_on_is_marked(self):
+        self.assertEqual(identical_text(False, 3, [0, 0, 0, 1]), "**no** (step 3)")
+        self.assertEqual(identical_text(False, 5, [0, 1, 1, 1, 1, 1]), "**no** (step 5)")
+
+    def test_identical_and_unknown(self):
+        self.assertEqual(identical_text(True, None, [0, 1]), "yes")
+        self.assertEqual(identical_text(False, None, None), "**no**")
+        self.assertEqual(identical_text(False, 4, None), "no, before replay (step 4)")  # nothing replayed
 
 
 if __name__ == "__main__":
