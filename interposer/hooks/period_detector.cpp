@@ -227,10 +227,14 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       }
       if (look_while_quiet(host_sync)) return Action::None;
       if (host_sync && met_remembered()) {
-        from_remembered_ = true;
-        begin_waiting(remembered_.size(), remembered_.size(), 0, period_fingerprint(history_, remembered_.size()), true);
-        if (phase_ == Phase::Waiting) return Action::None;
-        from_remembered_ = false;  // known by now: detection goes on
+        const std::uint64_t fingerprint = period_fingerprint(history_, remembered_.size());
+        if (options_.known && options_.known(fingerprint)) {
+          remembered_.clear();  // recorded since (a window written after all): nothing to remember
+        } else {
+          from_remembered_ = true;
+          begin_waiting(remembered_.size(), remembered_.size(), 0, fingerprint, true);
+          return Action::None;
+        }
       }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
@@ -247,6 +251,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
     case Phase::Waiting: {
       if (!matches_period()) {
         phase_ = Phase::Detecting;  // the program changed its pattern: look again
+        from_remembered_ = false;
         last_check_ = total_;
         return Action::None;
       }

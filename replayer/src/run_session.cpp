@@ -582,12 +582,15 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
     drop(r, why);
     return;
   }
-  std::size_t rest = options_.rest_iterations;
-  for (std::size_t i = 0; i < r.earlier_trials.size(); ++i) rest *= 8;
+  constexpr std::size_t kLongestRest = std::size_t{1} << 30;  // iterations (NIMBLE_RUN_TRIALS goes to 100)
+  std::size_t rest = std::min(options_.rest_iterations, kLongestRest);
+  for (std::size_t i = 0; i < r.earlier_trials.size(); ++i) rest = std::min(rest * 8, kLongestRest);
   r.state = RecordingState::Resting;
   r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
   r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);
   stop_replaying(r, "the recording rests until its next trial: " + why);
+  // Its held-back calls could not be issued: replay has stopped for good, no trial can follow.
+  if (r.short_circuit->failed()) drop(r, why + "; issuing its held-back calls then failed");
 }
 
 // A resting recording whose rest is over gets its next trial: replayed warm-up first, then blocks

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include "period_detector.hpp"
@@ -418,6 +419,45 @@ TEST(AutoRange, AnEvalBatchFoundTooLateIsRecordedInTheNextPass) {
     EXPECT_EQ(next.begin, first_eval.size() + eval.size()) << before;  // the third batch
     EXPECT_EQ(next.end - next.begin, eval.size());
   }
+}
+
+// A remembered period met, then not followed (the program did something else), stays remembered
+// when another period is found and recorded meanwhile; and one recorded since (known) is dropped
+// from memory without counting as a known find each time it is met.
+TEST(AutoRange, ARememberedPeriodOutlivesAnotherRecordingAndIsForgottenOnceKnown) {
+  // `other` begins like the eval batch (a window opened on it diverges); `elsewhere` does not.
+  const std::vector<std::uint64_t> eval = {kCopy, kSync, 7, 8, 9, kSync}, other = {kCopy, kSync, 1, 2, 3, 4, kSync},
+                                   elsewhere = {3, kSync, 1, 2, kSync}, small = {5, 6, 5, kSync};
+  std::set<std::uint64_t> known;
+  AutoRange::Options options = short_periods();
+  options.remember_diverged = true;
+  options.known = [&](std::uint64_t fingerprint) { return known.count(fingerprint) > 0; };
+  AutoRange range(options);
+  auto diverge = repeat(eval, 3);
+  diverge.insert(diverge.end(), other.begin(), other.end());
+  ASSERT_TRUE(run(range, diverge).found);
+  ASSERT_TRUE(range.diverged());
+  const std::uint64_t eval_fingerprint = range.fingerprint();
+  range.restart(1);
+  // Met (the window would open next), not followed; then another period, found and recorded.
+  std::vector<std::uint64_t> seq = eval;
+  seq.insert(seq.end(), elsewhere.begin(), elsewhere.end());
+  const auto smalls = repeat(small, 4);
+  seq.insert(seq.end(), smalls.begin(), smalls.end());
+  expect_recorded(range, seq, small.size());
+  range.restart(1);
+  const Window w = expect_recorded(range, repeat(eval, 2), eval.size());  // still remembered
+  EXPECT_EQ(w.begin, eval.size());
+  // Diverged again elsewhere and written after all (known now): met, it is forgotten uncounted.
+  range.restart(1);
+  ASSERT_TRUE(run(range, diverge).found);
+  range.restart(1);
+  known.insert(eval_fingerprint);
+  EXPECT_FALSE(run(range, repeat(eval, 2)).found);
+  EXPECT_EQ(range.known_in_a_row(), 0u);  // two batches: only the remembered period could find them
+  range.restart(1);
+  EXPECT_FALSE(run(range, repeat(eval, 2)).found);
+  EXPECT_EQ(range.known_in_a_row(), 0u);
 }
 
 // A remembered period that diverges again is forgotten: detection needs its three repeats again.

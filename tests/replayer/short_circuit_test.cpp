@@ -233,6 +233,9 @@ TEST_F(ShortCircuitTest, AFailedLaunchIssuesTheCallsItselfAndStopsReplaying) {
   ASSERT_EQ(sc.summary().fallbacks.size(), 1u);
   EXPECT_NE(sc.summary().fallbacks.begin()->first.find("CUDA_ERROR_LAUNCH_FAILED"), std::string::npos);
   EXPECT_EQ(sc.on_call(kernel()), Action::Run);  // never re-armed
+  EXPECT_TRUE(sc.failed());
+  EXPECT_FALSE(sc.resume());  // not even for a recording's next trial
+  EXPECT_EQ(sc.on_call(kernel()), Action::Run);
 }
 
 TEST_F(ShortCircuitTest, FinishIssuesWhatIsPendingAndCountsAWholeIteration) {
@@ -251,6 +254,11 @@ TEST_F(ShortCircuitTest, FinishIssuesWhatIsPendingAndCountsAWholeIteration) {
   EXPECT_EQ(whole.summary().iterations_replayed, 1u);
   EXPECT_TRUE(whole.summary().fallbacks.empty());
   EXPECT_EQ(whole.on_call(kernel()), Action::Run);
+  // A recording that rested is tried again: it may arm after finish().
+  EXPECT_FALSE(whole.failed());
+  EXPECT_TRUE(whole.resume());
+  EXPECT_EQ(whole.on_call(kernel()), Action::Deferred);
+  EXPECT_TRUE(whole.armed());
 }
 
 // A library call at ops 1 and 2 (the DtoD copy and the memset), skipped: its ops come from the

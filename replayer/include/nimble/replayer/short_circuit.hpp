@@ -159,6 +159,7 @@ class ShortCircuit {
   // iteration is complete).
   bool awaiting_iteration() const { return !armed_ || matcher_.complete(); }
   bool stopped() const { return stopped_; }
+  bool failed() const { return failed_; }  // a launch or issue failed: resume() cannot help
   // Calls are held back (their segment is not launched yet).
   bool holding() const { return !deferred_.empty(); }
   // How many times a call armed it (began a recorded iteration).
