@@ -79,7 +79,7 @@ def identical_text(identical, first_difference, per_step):
     if identical:
         return "yes"
     first_replayed = next((i for i, n in enumerate(per_step or []) if n > 0), None)
-    if first_difference in (None, ""):
+    if first_difference is None:
         return "**no**"
     if first_replayed is None or first_difference < first_replayed:
         return "no, before replay (step %d)" % first_difference
@@ -182,7 +182,8 @@ def main():
             row["iteration_calls"] = main_rec["calls"] if main_rec else ""
             row["replayed"] = summary.get("iterations_replayed", 0)
             row["steps"] = plain["steps"] if plain else ""
-            row.update(steps_replayed(nim.get("step_replayed") if nim else None) or {})
+            per_step = nim.get("step_replayed") if nim else None  # iterations replayed during each step
+            row.update(steps_replayed(per_step) or {})
             row["identical"] = bool(plain and nim and plain["digest"] == nim["digest"]
                                     and plain.get("final") == nim.get("final"))
             if again is not None:
@@ -190,7 +191,7 @@ def main():
             if plain and nim and not row["identical"]:
                 pd, nd = plain["step_digests"], nim["step_digests"]
                 row["first_difference"] = next((i for i, (a, b) in enumerate(zip(pd, nd)) if a != b), min(len(pd), len(nd)))
-            row["results"] = identical_text(row["identical"], row.get("first_difference"), nim.get("step_replayed") if nim else None)
+            row["results"] = identical_text(row["identical"], row.get("first_difference"), per_step)
             speedups = [r.get("trial_speedup") for r in recs if r.get("trial_speedup")]
             if main_rec and main_rec.get("trial_speedup"):
                 row["in_process"] = round(main_rec["trial_speedup"], 3)
