@@ -151,6 +151,7 @@ TraceWriter::Build build_recorded_trace_later(const WindowReport& report) {
                            {"truncated", report.truncated},
                            {"window_ms", report.window_ms}};
     if (!report.auto_range.is_null()) capture["auto"] = report.auto_range;
+    if (!report.side_exit.is_null()) capture["side_exit"] = report.side_exit;
     trace.extra["capture"] = std::move(capture);
     coverage["cupti"] = report.cupti_used ? "used" : "unavailable";
     if (!report.cupti_status.empty()) coverage["cupti_note"] = report.cupti_status;

@@ -16,6 +16,7 @@ struct WindowReport {
   std::string ended_by;      // "cuProfilerStop", "period complete", "process exit", ...
   bool truncated = false;    // the window was still open at exit
   trace::json auto_range;    // period detection details, for NIMBLE_CAPTURE_RANGE=auto
+  trace::json side_exit;     // nimble run: the window recorded the stretch after a side exit (RecordingWindow)
   trace::json device;        // describe_device() taken when the window opened
   bool cupti_used = false;
   std::string cupti_status;  // why CUPTI is missing or its data incomplete

@@ -180,6 +180,23 @@ bool run_window_opens(const TaskCall& call) {
   return open;
 }
 
+bool run_side_exit_window_opens() {
+  const std::optional<replayer::SideExitWindow> window = run_take_side_exit();
+  if (!window) return false;
+  bool open = false;
+  try {
+    RecorderState& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (recording() && s.capture) open = s.capture->record_side_exit(*window);
+  } catch (const std::exception& e) {
+    disable_after_error(e.what());
+    return false;
+  }
+  // Outside the recorder's lock (nimble run never takes it while holding its own).
+  if (open) run_pause("nimble began recording a side exit");
+  return open;
+}
+
 void run_watch_again() {
   g_watch_wanted.store(false, std::memory_order_relaxed);
   if (run_gave_up()) return;

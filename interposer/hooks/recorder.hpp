@@ -80,6 +80,10 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
 // before the task runs. True when the recording window is open (it may open with this task):
 // nimble run is then paused (run_pause) and the task is recorded like any other.
 bool run_window_opens(const TaskCall& call);
+// nimble run left the call just handed to short_circuit_takes to the program and wants the stretch
+// from it recorded (a side exit taken alike often enough): the window opens with this call and nimble
+// run pauses until the recording is added. True when it opened (the caller records the call).
+bool run_side_exit_window_opens();
 // nimble run asked for a new recording (g_watch_wanted): the automatic range looks again.
 void run_watch_again();
 // A recording made ready in the background (g_recording_ready) is added, and the capture control
@@ -115,7 +119,8 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
   if (running() && !inside_nimble() && !program_capturing(task.stream, task.hook.stream)) {
     observed = tasks_matter() && run_window_opens(task);
     if (!observed) {
-      CUresult result;
+      CUresult result = CUDA_SUCCESS;
+      bool side_exit = false;
       if (in_plain_phase() && run_counts_plain(task.signature)) {
         result = call();  // a measured plain iteration: the program's own call
       } else if (!run_concerns(task.signature)) {
@@ -123,11 +128,17 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
         result = call();
       } else {
         std::optional<replayer::GpuCall> gpu = as_gpu_call();
-        result = short_circuit_takes(task.stream, task.hook.stream, task.signature, gpu ? &*gpu : nullptr) ? CUDA_SUCCESS
-                                                                                                            : call();
+        if (short_circuit_takes(task.stream, task.hook.stream, task.signature, gpu ? &*gpu : nullptr)) {
+          result = CUDA_SUCCESS;
+        } else if (!(side_exit = run_side_exit_window_opens())) {
+          result = call();
+        }
       }
-      if (g_watch_wanted.load(std::memory_order_relaxed)) run_watch_again();
-      return result;
+      if (!side_exit) {
+        if (g_watch_wanted.load(std::memory_order_relaxed)) run_watch_again();
+        return result;
+      }
+      // A side exit's window opened with this call: it is recorded below like any window's.
     }
   }
   if (!should_record() || !tasks_matter() || program_capturing(task.stream, task.hook.stream)) {

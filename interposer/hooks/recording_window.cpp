@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "bench_hook.hpp"
 #include "cupti.hpp"
@@ -35,6 +36,11 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
 
 void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
                                  std::uint32_t correlation) {
+  if (side_exit_) {  // counted to its end, not looked at
+    if (open_ && !host_sync && side_exit_calls_left_ > 0 && --side_exit_calls_left_ == 0) close_after_task_ = true;
+    note_window_call(signature, host_sync);
+    return;
+  }
   if (!auto_range_ || finished_) {
     note_window_call(signature, host_sync);
     return;
@@ -129,6 +135,10 @@ void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
 void RecordingWindow::after_task() {
   if (!close_after_task_) return;
   close_after_task_ = false;
+  if (side_exit_) {
+    close_window("side exit's stretch complete", false, false);
+    return;
+  }
   // `nimble record` and `bench` write one trace: a window whose tasks did not repeat the period
   // found is likely warm-up work (XLA's autotuning repeats a pattern, then moves on), so it is
   // dropped and the range looks again, CUPTI still attached (its counts restart with the next
@@ -250,6 +260,16 @@ void RecordingWindow::watch_again(const std::vector<std::pair<std::uint64_t, boo
   debug_message("nimble run: looking for another iteration");
 }
 
+bool RecordingWindow::record_side_exit(const replayer::SideExitWindow& window) {
+  if (!config_.run || open_ || windows_written_ == 0 || window.calls == 0) return false;
+  side_exit_ = window;
+  side_exit_calls_left_ = window.calls;
+  open_window();
+  debug_message("nimble run: recording the " + std::to_string(window.calls) + " calls after a side exit of " +
+                window.of + " (after " + std::to_string(window.site.after_calls) + " of its calls)");
+  return true;
+}
+
 void RecordingWindow::at_exit() {
   if (open_ && config_.run && windows_written_ > 0) {
     // A later recording of `nimble run` still open: nothing of it was used; the traces that
@@ -353,6 +373,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
 void RecordingWindow::close_window(const std::string& reason, bool truncated, bool at_exit, bool writing_dropped) {
   using Clock = std::chrono::steady_clock;
   const auto closing = Clock::now();  // the program waits from here on
+  const std::optional<replayer::SideExitWindow> side_exit = std::exchange(side_exit_, std::nullopt);
   engine().end_window();
   open_ = false;
   finished_ = true;
@@ -369,7 +390,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   WindowReport report;
   report.path = numbered_trace_path(trace_output_path(), windows_written_ + 1);
   report.range = config_.range_text;
-  report.iteration = auto_range_ ? deciding().iteration() : config_.iteration;
+  report.iteration = auto_range_ && !side_exit ? deciding().iteration() : config_.iteration;
   report.ended_by = reason;
   report.truncated = truncated;
   report.device = device_;
@@ -378,7 +399,11 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_after_first_task = cupti_after_first_task_;
   report.window_ms = std::chrono::duration<double, std::milli>(closing - opened_at_).count();
   waited.window_ms = report.window_ms;
-  if (auto_range_) report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
+  if (side_exit) {
+    report.side_exit = {{"of", side_exit->of}, {"after_calls", side_exit->site.after_calls}, {"calls", side_exit->calls}};
+  } else if (auto_range_) {
+    report.auto_range = writing_dropped ? *dropped_auto_ : auto_report();
+  }
   // nimble run in the background: the program's first GPU call after the recording is ready adds
   // it (run_recording_ready), and only then may recording stop. The trace is built there too,
   // unless CUPTI's results are to be read into it.
@@ -412,8 +437,13 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // `nimble run`: later iterations that match this one are launched as graphs. It plans from the
   // trace in memory, then the file is written while the program goes on; by default planning and
   // building the graphs happen on the writer's thread too, before the file is written.
-  RecordedIteration recorded{report.path, first_gpu_signature_.value_or(0),
-                             auto_range_ ? deciding().fingerprint() : 0, engine().event_points(), window_calls_};
+  RecordedIteration recorded;
+  recorded.path = report.path;
+  recorded.first_signature = first_gpu_signature_.value_or(0);
+  recorded.fingerprint = auto_range_ && !side_exit ? deciding().fingerprint() : 0;
+  recorded.event_points = engine().event_points();
+  recorded.call_signatures = window_calls_;
+  if (side_exit) recorded.side_exit = side_exit->site;
   // An earlier recording's file still being written is waited for here, where the program waits
   // anyway, so that the wait is told.
   const auto writing = Clock::now();

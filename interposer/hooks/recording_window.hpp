@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "config.hpp"
+#include "nimble/replayer/side_exits.hpp"
 #include "period_detector.hpp"
 #include "nimble/trace/trace.hpp"
 
@@ -49,6 +50,10 @@ class RecordingWindow {
   // scratch, passing over periods recorded before, after the tasks of `primer` (they ran before
   // it began to watch). No effect with other capture ranges, or while it is looking already.
   void watch_again(const std::vector<std::pair<std::uint64_t, bool>>& primer = {});
+  // `nimble run` records a side exit's stretch: the window opens with the task submitted next (the
+  // exit's call) and closes after `window.calls` tasks that are not host syncs (those inside are
+  // recorded). The automatic range, looking or not, sees none of them. False when a window is open.
+  bool record_side_exit(const replayer::SideExitWindow& window);
 
   bool window_open() const { return open_; }
   // Whether tasks outside the window matter (the automatic range watches every task).
@@ -78,6 +83,8 @@ class RecordingWindow {
   std::chrono::steady_clock::time_point opened_at_;  // what the window took: the iteration, every call described
   bool finished_ = false;
   bool close_after_task_ = false;
+  std::optional<replayer::SideExitWindow> side_exit_;  // the open window records this side exit's stretch
+  std::size_t side_exit_calls_left_ = 0;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.

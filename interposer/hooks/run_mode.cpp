@@ -189,6 +189,7 @@ RunState& make_run_state() {
   options.compare_block = static_cast<std::size_t>(c.run_compare);
   options.stale_calls = static_cast<std::size_t>(c.run_stale);
   options.side_exit_looks = static_cast<std::size_t>(c.run_side_exit_looks);
+  options.side_exits = c.run_side_exits;
   r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);
   r->summary_path = run_output_path(c, trace_output_path());
   g_run.store(r, std::memory_order_release);
@@ -227,7 +228,9 @@ replayer::RunSetupOptions setup_options() {
 std::mutex g_captures;  // nimble's thread captures / the program synchronises its context
 std::mutex g_building;  // nimble's thread builds graphs / the program begins a capture of its own
 thread_local std::unique_lock<std::mutex> t_capturing;  // nimble's thread, from a capture's begin to its end
-const pid_t g_process = getpid();  // a forked child holds no lock (its copy may be held by a thread it lacks)
+const pid_t g_process = getpid();
+// A side exit to record from the call short_circuit_takes just left to the program (this thread's).
+thread_local std::optional<replayer::SideExitWindow> t_side_exit;  // a forked child holds no lock (its copy may be held by a thread it lacks)
 
 // nimble's thread, before it builds graphs: g_building, taken while no capture of the program's is
 // open (it then cannot begin one until the build is done). Null when the program kept capturing
@@ -473,6 +476,12 @@ std::optional<bool> run_adopt_ready() {
   }
 }
 
+std::optional<replayer::SideExitWindow> run_take_side_exit() {
+  std::optional<replayer::SideExitWindow> out;
+  out.swap(t_side_exit);
+  return out;
+}
+
 bool run_knows_period(std::uint64_t fingerprint) {
   RunState* r = run_state();
   if (!r) return false;
@@ -538,6 +547,7 @@ void run_resume() {
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {
+  t_side_exit.reset();
   RunState* state = run_state();
   if (!state) return false;
   RunState& r = *state;
@@ -552,7 +562,7 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t s
     const replayer::Recording* active = session.active();
     const bool own_streams = active && r.own_streams[session.index_of(*active)];
     if (!call) {
-      session.on_host_visible_point("issued a task nimble run does not replay");
+      session.on_unreplayed_task("issued a task nimble run does not replay");
     } else if (session.awaiting_iteration()) {
       // Whatever arms now is issued on this stream: graphs go there.
       if (handle != r.stream) {
@@ -561,10 +571,11 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t s
       }
       deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
     } else if (handle != r.stream && !own_streams) {
-      session.on_host_visible_point("issued work on another stream");
+      session.on_unreplayed_task("issued work on another stream");
     } else {
       deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
     }
+    if (!deferred) t_side_exit = session.take_side_exit_window();
     publish(r);
     return deferred;
   } catch (const std::exception& e) {

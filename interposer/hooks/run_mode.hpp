@@ -72,6 +72,9 @@ void run_passed_by();
 // nimble has taken the call (it launches it as part of a graph): the caller must not run it.
 // The call's bytes may be moved from.
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call);
+// Right after short_circuit_takes left the call to the program, on the same thread: the side exit
+// to record from this call (RunSession::take_side_exit_window), if nimble run wants one.
+std::optional<replayer::SideExitWindow> run_take_side_exit();
 
 // A recording window opens (nimble run records another iteration): what is held back goes out
 // and running() stays false until the window closes (run_recorded), or is let go (run_resume).

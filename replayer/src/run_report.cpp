@@ -48,6 +48,7 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"false_starts", s.false_starts},
                    {"false_start_reasons", reasons_json(s.false_start_reasons)},
                    {"fallbacks", reasons_json(s.fallbacks)},
+                   {"fallbacks_taken_by_side_exits", rec.fallbacks_to_side_exits},
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
@@ -55,6 +56,10 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
   if (!rec.earlier_trials.empty()) j["earlier_trial_speedups"] = rec.earlier_trials;
   if (const std::string undecided = session.undecided_trial(rec); !undecided.empty()) j["undecided_because"] = undecided;
   if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
+  if (rec.exit_of && rec.exit_of->recording < session.recordings().size()) {
+    j["side_exit_of"] = {{"trace", session.recordings()[rec.exit_of->recording]->name},
+                         {"after_calls", rec.exit_of->after_calls}};
+  }
   if (rec.comparison) j["timings"] = comparison_json(*rec.comparison);
   if (rec.memo) j["library"] = library_json(*rec.memo, heuristics);
   return j;

@@ -12,7 +12,10 @@ namespace {
 bool replays(const Recording& r) { return r.state == RecordingState::Trial || r.state == RecordingState::Replaying; }
 
 // A recording replaying now whose iteration a call with this signature could begin.
-bool could_begin(const Recording& r, std::uint64_t signature) { return replays(r) && r.first_signature == signature; }
+// (A side exit's recording begins only where its parent leaves: RunSession::exited.)
+bool could_begin(const Recording& r, std::uint64_t signature) {
+  return replays(r) && !r.exit_of && r.first_signature == signature;
+}
 
 // Fall-backs and false starts, but not the false starts another recording took over (a training
 // step that begins like the eval step: a switch, not a failure).
@@ -20,7 +23,7 @@ std::size_t failures(const Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
   std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over);
   for (const auto& [reason, count] : s.fallbacks) n += count;
-  return n;
+  return n - std::min(n, r.fallbacks_to_side_exits);  // (a side exit taken is the program's way, not a failure)
 }
 
 std::string speed_text(double plain_ms, double replayed_ms) {
@@ -64,14 +67,16 @@ std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   r->first_signature = setup.first_signature;
   r->call_signatures = std::move(setup.call_signatures);
   r->fingerprint = setup.fingerprint;
+  r->exit_of = setup.side_exit;
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
   r->executor = setup.make_executor(r->plan, r->segments);
   r->short_circuit = std::make_unique<ShortCircuit>(r->plan, r->segments, is_device_pointer_, *r->executor, setup.rule);
   r->short_circuit->hand_back_false_starts(true);  // another recording may begin alike (after_false_start)
   if (setup.skip_library) r->memo = std::make_unique<LibraryMemo>(r->plan);
   const std::size_t block = options_.compare_block ? options_.compare_block : options_.trial_block;
-  if (block > 0) r->comparison = std::make_unique<Comparison>(block);
-  r->state = block > 0 ? RecordingState::Trial : RecordingState::Replaying;
+  // A side exit is part of its parent's iteration, whose trial paid: no trial of its own.
+  if (block > 0 && !r->exit_of) r->comparison = std::make_unique<Comparison>(block);
+  r->state = r->comparison ? RecordingState::Trial : RecordingState::Replaying;
   return r;
 }
 
@@ -81,7 +86,8 @@ std::size_t RunSession::add(std::unique_ptr<Recording> r) {
   std::size_t live = 0;
   Recording* oldest = nullptr;
   for (auto& other : recordings_) {
-    if (other->state == RecordingState::Dropped) continue;
+    // Side exits are counted apart (RunSession::exited asks for no more than max_recordings).
+    if (other->state == RecordingState::Dropped || other->exit_of.has_value() != r->exit_of.has_value()) continue;
     ++live;
     if (!oldest || other->last_begun < oldest->last_begun) oldest = other.get();
   }
@@ -95,12 +101,15 @@ std::size_t RunSession::add(std::unique_ptr<Recording> r) {
   // The first replayed iterations learn (graph variants for changing arguments, library calls
   // seen twice before they are skipped): the trial times the ones after a block of them.
   if (r->state == RecordingState::Trial && options_.compare_block == 0) r->warmup_left = options_.trial_block;
+  const bool side_exit = r->exit_of.has_value();
   recordings_.push_back(std::move(r));
   eager_since_begun_.store(0, std::memory_order_relaxed);
-  requested_.store(false, std::memory_order_relaxed);
-  side_exit_looks_.store(0, std::memory_order_relaxed);
-  left_loop_.store(false, std::memory_order_relaxed);
-  primer_.clear();
+  if (!side_exit) {  // a new iteration: side exits may look again (a side exit's recording is no new find)
+    requested_.store(false, std::memory_order_relaxed);
+    side_exit_looks_.store(0, std::memory_order_relaxed);
+    left_loop_.store(false, std::memory_order_relaxed);
+    primer_.clear();
+  }
   publish_recordings();
   return recordings_.size() - 1;
 }
@@ -136,7 +145,7 @@ void RunSession::publish() {
 void RunSession::publish_recordings() {
   std::size_t k = 0;
   for (const auto& r : recordings_) {
-    if (r->state != RecordingState::Dropped && k < kMaxRecordings) {
+    if (r->state != RecordingState::Dropped && !r->exit_of && k < kMaxRecordings) {
       first_signatures_[k++].store(r->first_signature, std::memory_order_relaxed);
     }
   }
@@ -168,6 +177,18 @@ bool RunSession::take_request() {
   if (requested_.exchange(true, std::memory_order_relaxed)) return false;
   if (left_loop_.exchange(false, std::memory_order_relaxed)) side_exit_looks_.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+std::optional<SideExitWindow> RunSession::take_side_exit_window() {
+  std::optional<SideExitWindow> out;
+  out.swap(side_exit_window_);
+  return out;
+}
+
+void RunSession::on_unreplayed_task(const std::string& what) {
+  calls_.fetch_add(1, std::memory_order_relaxed);  // as the window that may record it counts it
+  eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
+  on_host_visible_point(what);
 }
 
 std::vector<PrimerCall> RunSession::take_primer() {
@@ -236,10 +257,21 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
     return Action::Run;
   }
   Action action = Action::Run;
+  side_exit_window_.reset();
   if (active_) {
     Recording& r = *active_;
+    const ExitSite site{index_of(r), r.short_circuit->matched_in_iteration(), signature};
+    // Where r's side exit begins, the call may be its first: kept for it (a copy only there).
+    std::optional<GpuCall> spare;
+    if (side_exit_at(site)) spare = call;
+    const std::size_t failed = failures(r);
     action = through(r, std::move(call));
-    if (auto fs = r.short_circuit->take_false_start()) action = after_false_start(r, signature, std::move(*fs));
+    if (auto fs = r.short_circuit->take_false_start()) {
+      action = after_false_start(r, signature, std::move(*fs));
+    } else if (failures(r) > failed && !r.short_circuit->armed() && active_ == &r) {
+      active_ = nullptr;
+      action = exited(r, site, std::move(spare), action);
+    }
   } else {
     action = offer(signature, std::move(call));
   }
@@ -459,17 +491,65 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     }
   });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
-  const Action action = offer(signature, std::move(fs.next));
-  if (!active_) {
-    // What the program ran when it left: the recording's calls it matched, then this one.
-    std::vector<PrimerCall> primer;
-    for (std::size_t i = 0; i < fs.matched.size(); ++i) {
-      const std::uint64_t sig = i < failed.call_signatures.size() ? failed.call_signatures[i] : (i ? 0 : failed.first_signature);
-      if (sig) primer.push_back({sig, std::holds_alternative<KernelCall>(fs.matched[i].call)});
-    }
-    primer.push_back({signature, next_is_kernel});
-    left_loop(failed, std::move(primer));
+  const ExitSite site{index_of(failed), fs.matched.size(), signature};
+  if (side_exit_at(site)) {  // the stretch from here was recorded: it may take the call
+    return exited(failed, site, std::move(fs.next), Action::Run);
   }
+  const Action action = offer(signature, std::move(fs.next));
+  if (active_) return action;
+  // What the program ran when it left: the recording's calls it matched, then this one.
+  std::vector<PrimerCall> primer;
+  for (std::size_t i = 0; i < fs.matched.size(); ++i) {
+    const std::uint64_t sig = i < failed.call_signatures.size() ? failed.call_signatures[i] : (i ? 0 : failed.first_signature);
+    if (sig) primer.push_back({sig, std::holds_alternative<KernelCall>(fs.matched[i].call)});
+  }
+  primer.push_back({signature, next_is_kernel});
+  return exited(failed, site, std::nullopt, action, std::move(primer));
+}
+
+Recording* RunSession::side_exit_at(const ExitSite& site) {
+  for (auto& r : recordings_) {
+    if (r->exit_of && *r->exit_of == site && replays(*r)) return r.get();
+  }
+  return nullptr;
+}
+
+// A recorded iteration begins: the stretch since an exit ends (SideExits measures it). A side
+// exit's own iteration continues its parent's, which the exit left.
+void RunSession::iteration_began_at_call(const Recording& r) {
+  if (!r.exit_of) side_exits_.iteration_began(calls_seen());
+}
+
+// The program left `parent`'s iteration at `site`, with a call nothing took yet (it runs it unless
+// `spare` goes to the recording of that exit). A trusted parent's exit taken alike often enough
+// gets that recording: the hooks record the stretch from this call (take_side_exit_window).
+// Otherwise the program may have moved on (left_loop).
+Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
+                          std::vector<PrimerCall> primer) {
+  const bool trusted = parent.state == RecordingState::Replaying && options_.compare_block == 0 && !parent.exit_of;
+  if (!trusted || !options_.side_exits) {
+    left_loop(parent, std::move(primer));
+    return action;
+  }
+  if (Recording* side = side_exit_at(site); side && spare) {
+    const Action taken = through(*side, std::move(*spare));
+    if (side->short_circuit->armed()) {
+      active_ = side;
+      ++parent.fallbacks_to_side_exits;
+      return taken;
+    }
+    return action;  // not its first call after all: the program runs it
+  }
+  std::size_t side_exits = 0;
+  for (const auto& r : recordings_) side_exits += r->exit_of && r->state != RecordingState::Dropped;
+  if (side_exits < options_.max_recordings) {
+    if (auto window = side_exits_.exited(site, calls_seen())) {
+      window->of = parent.name;
+      side_exit_window_ = std::move(window);
+      return action;  // recorded from this call: no look
+    }
+  }
+  left_loop(parent, std::move(primer));
   return action;
 }
 
@@ -484,6 +564,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
   if (sc.iterations_started() > started) {
+    iteration_began_at_call(r);
     r.last_begun = calls_seen();
     if (!began_by_plain_block_) iteration_began(r, previous_whole);
     began_by_plain_block_ = false;
@@ -492,11 +573,9 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
     std::int64_t lowest = r.rank;
     for (const auto& other : recordings_) lowest = std::min(lowest, other->rank);
     r.rank = lowest - 1;
-    // A false start is after_false_start's to judge: another recording may take it over.
-    if (!sc.handing_back()) {
-      after_failures(r);
-      if (!sc.armed()) left_loop(r);
-    }
+    // A false start is after_false_start's to judge: another recording may take it over. (Where
+    // the program goes after a fall-back is on_call's: RunSession::exited.)
+    if (!sc.handing_back()) after_failures(r);
   }
   if (sc.stopped() && replays(r)) drop(r, "a segment could not be launched");
   // A plain block waiting for this recording's own iteration: this one is (it matched more of its
@@ -659,6 +738,12 @@ std::string RunSession::undecided_trial(const Recording& r) const {
          speed_text(plain.median_ms, replayed.median_ms) + ")";
 }
 
+std::string RunSession::side_exit_text(const Recording& r) const {
+  if (!r.exit_of || r.exit_of->recording >= recordings_.size()) return "";
+  return "side exit of " + recordings_[r.exit_of->recording]->name + " after " + std::to_string(r.exit_of->after_calls) +
+         " of its calls (trusted as it is)";
+}
+
 // The plain block's calls: counted until the recorded iteration begins again. True: the call
 // is the program's (runs as it is); false: the block has ended and the call is for replay.
 bool RunSession::counted_plain(std::uint64_t signature) {
@@ -695,6 +780,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   const bool previous_whole = plain_calls_ == length + 1;
   if (previous_whole && verify) r.plain_mismatches = 0;
   plain_calls_ = 1;
+  iteration_began_at_call(r);
   r.last_begun = calls_seen();
   eager_since_begun_.store(0, std::memory_order_relaxed);
   if (c.block_done() || !measuring(r)) {
@@ -746,6 +832,8 @@ void RunSession::interrupt(const std::string& why) {
   }
   active_ = nullptr;
   plain_owner_.reset();
+  side_exits_.abandon();  // the stretch under way is not measured whole
+  side_exit_window_.reset();
   publish();
 }
 
@@ -767,8 +855,13 @@ void RunSession::drop(Recording& r, const std::string& why) {
   r.state = RecordingState::Dropped;
   r.dropped_because = why;
   r.resting_because.clear();
-  ++dropped_;
+  if (!r.exit_of) ++dropped_;  // (a side exit's recording is no recorded iteration the search gave up on)
   stop_replaying(r, "the recording was dropped: " + why);
+  // Its side exits can no longer be entered: their graphs go with it.
+  const std::size_t parent = index_of(r);
+  for (auto& other : recordings_) {
+    if (other->exit_of && other->exit_of->recording == parent) drop(*other, "the recording it is a side exit of was dropped");
+  }
 }
 
 // What is held back goes out (a fall-back for this `reason` when an iteration was under way);
@@ -809,10 +902,14 @@ std::string RunSession::summary_text() const {
       std::snprintf(text, sizeof text, ", trial %.2fx", *r->trial_speedup);
       out << text;
     }
+    if (r->exit_of) out << ", " << side_exit_text(*r);
     if (r->state == RecordingState::Dropped) out << ": " << r->dropped_because;
     if (r->state == RecordingState::Resting) out << ": " << r->resting_because;
     if (const std::string undecided = undecided_trial(*r); !undecided.empty()) out << ": " << undecided;
     out << "\n" << r->short_circuit->summary_text();
+    if (r->fallbacks_to_side_exits) {
+      out << "  (" << r->fallbacks_to_side_exits << " of the fall-backs went on in a side exit's recording)\n";
+    }
   }
   return out.str();
 }

@@ -155,6 +155,7 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   setup.first_signature = recorded.first_signature;
   setup.call_signatures = recorded.call_signatures;
   setup.fingerprint = recorded.fingerprint;
+  setup.side_exit = recorded.side_exit;
   setup.skip_library = options.skip_library;
   return p;
 }

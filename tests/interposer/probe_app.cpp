@@ -460,7 +460,7 @@ struct FakeConvolution {
 // `first_eval_differs`: the first batch of each eval pass launches one more kernel (as a library's
 // first call on a new shape does).
 int program(int epochs, int steps, int evals, bool short_last = false, int eval_kernels = 1, int convolutions = 0,
-            bool first_eval_differs = false) {
+            bool first_eval_differs = false, int log_every = 0) {
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   int params = 40;
@@ -486,6 +486,8 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
       int m = 7;
       void* fill_args[] = {&b, &m};
       cuLaunchKernel(fill, g, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      // Every log_every steps one more kernel in the middle (what a step that logs adds).
+      if (log_every > 0 && (step + 1) % log_every == 0) cuLaunchKernel(scale, 3, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
       cuLaunchKernel(scale, 2 * g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
       cuMemcpyDtoHAsync(host, b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
@@ -781,6 +783,8 @@ int main(int argc, char** argv) {
   // With six cuDNN calls in each training step (nimble run skips them once known) and an eval
   // pass of two steps (too short to be a period).
   if (mode == "epochs-library") return program(8, 11, 2, true, 10, 6);
+  // 300 training steps of which every tenth launches one kernel more, after the second.
+  if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
   if (mode == "own-graph") return own_graph(60);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph|program-graph\n");

@@ -523,7 +523,9 @@ TEST(RunCommand, AMultiStreamIterationIsRefusedWithTheReasonAndTheProgramRunsAsI
 // the training step, then the eval step, and replays each when it comes back.
 TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8"});
+  // (Side exits off: with them, the eval step's third exit from the training step is recorded as the
+  // rest of that step instead: AnEvalStepLeavingTheTrainingStepBecomesItsSideExit.)
+  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8", "NIMBLE_RUN_SIDE_EXITS=0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* name : {"/t.json", "/t.2.json", "/t.3.json"}) EXPECT_TRUE(std::filesystem::exists(dir + name)) << name;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
@@ -595,6 +597,66 @@ TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
   EXPECT_FALSE(by_calls.count(13)) << r_dump(by_calls);  // the first batch is never taken for the pass
 }
 
+// A step that logs every tenth step launches one kernel more in its middle: the training recording
+// is left there each time, with the same three calls before the next step. The third such exit is
+// recorded as a side exit, entered from there on: every later logging step is replayed too, and the
+// work is a plain run's.
+TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/l.json", "logging-step", {"NIMBLE_RUN_STALE=64"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("logging-step").output));
+  const nlohmann::json summary = read_json(dir + "/l.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(5) && by_calls.count(3)) << r_dump(by_calls);
+  const nlohmann::json& side = by_calls[3];
+  EXPECT_EQ(side.value("state", ""), "replaying") << r_dump(by_calls);
+  ASSERT_TRUE(side.contains("side_exit_of")) << r_dump(by_calls);
+  EXPECT_EQ(side["side_exit_of"].value("after_calls", 0), 3) << r_dump(by_calls);
+  EXPECT_EQ(side["side_exit_of"].value("trace", ""), by_calls[5].value("trace", "")) << r_dump(by_calls);
+  // 30 logging steps: all but those before the training step was recorded and the three exits
+  // that make the side exit's recording.
+  EXPECT_GE(side.value("iterations_replayed", 0), 20) << r_dump(by_calls);
+  // The training recording's fall-backs there went on in the side exit's recording, but for those three.
+  int fallbacks = 0;
+  for (const auto& f : by_calls[5]["fallbacks"]) fallbacks += f.value("count", 0);
+  EXPECT_EQ(fallbacks - by_calls[5].value("fallbacks_taken_by_side_exits", 0), 3) << r_dump(by_calls);
+  EXPECT_EQ(by_calls[5].value("fallbacks_taken_by_side_exits", 0), side.value("iterations_replayed", -1) + 0)
+      << r_dump(by_calls);
+  // Its trace says what it is.
+  const nlohmann::json trace = read_json(side.value("trace", ""));
+  ASSERT_TRUE(trace.is_object());
+  EXPECT_EQ(trace["capture"]["side_exit"].value("calls", 0), 3) << trace["capture"].dump();
+  EXPECT_EQ(trace["capture"]["side_exit"].value("after_calls", 0), 3) << trace["capture"].dump();
+  // With side exits off, the logging steps are never replayed.
+  const RunResult off = auto_run(dir + "/o.json", "logging-step", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  const nlohmann::json off_summary = read_json(dir + "/o.run.json");
+  EXPECT_FALSE(recordings_by_calls(off_summary).count(3)) << off.output;
+}
+
+// The eval step begins with the training step's input copy: the training recording takes it first
+// and is left after that call, each time alike. The third time, the rest of the eval step is
+// recorded as a side exit (instead of a look finding the eval step on its own): every step of the
+// second epoch is replayed, and the work is a plain run's.
+TEST(RunCommand, AnEvalStepLeavingTheTrainingStepBecomesItsSideExit) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(5) && by_calls.count(2)) << r_dump(by_calls);
+  // The eval step's calls after its first (an input copy like the training step's).
+  ASSERT_TRUE(by_calls[2].contains("side_exit_of")) << r_dump(by_calls);
+  EXPECT_EQ(by_calls[2]["side_exit_of"].value("after_calls", 0), 1);
+  EXPECT_GE(by_calls[2].value("iterations_replayed", 0), 20) << r_dump(by_calls);
+  EXPECT_GE(by_calls[5].value("iterations_replayed", 0), 30) << r_dump(by_calls);
+  // (The set-up pattern is the other recording of two calls: by_calls keeps one per length.)
+  EXPECT_EQ(counts(r.output).at("replayed_seen"), summary.value("iterations_replayed", -2)) << r.output;
+}
+
 // Epochs with six cuDNN calls in each training step, which nimble run skips once their inputs are
 // known, and an eval pass of two batches: too short to be a period, so the look the pass asks for
 // (a side exit) is still under way when the training steps are replayed again. A skipped call
@@ -604,7 +666,8 @@ TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
 // training step are recorded, library calls are still skipped, and the work is a plain run's.
 TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64"});
+  // (Side exits off: with them the eval pass, left from the training step's first call, is recorded too.)
+  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-library").output));
   const nlohmann::json summary = read_json(dir + "/e.run.json");

@@ -468,6 +468,7 @@ TEST_F(RunSessionTest, LeavingATrustedRecordingAsksForALookAtOnceWithTheCallsTha
   o.trial_block = 0;
   o.stale_calls = 1000;  // far more than the eval pass below
   o.side_exit_looks = 2;
+  o.side_exits = false;  // (the third exit alike would be recorded as a side exit instead of looked at)
   RunSession s = session(o);
   s.add(recording("train", train_, log_));
   for (int i = 0; i < 3; ++i) iterate(s, train_);

@@ -19,7 +19,13 @@ using test::parse;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-RecordedIteration recorded() { return {"/tmp/t.json", 0xabc, 0xf00d, {}, {}}; }
+RecordedIteration recorded() {
+  RecordedIteration r;
+  r.path = "/tmp/t.json";
+  r.first_signature = 0xabc;
+  r.fingerprint = 0xf00d;
+  return r;
+}
 
 // Kernels 0..n-1 in a chain; the i-th on program stream `stream_of(i)` (an index into "streams").
 std::string chain(int n, const std::function<int(int)>& stream_of = [](int) { return 0; }) {

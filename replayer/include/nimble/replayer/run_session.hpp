@@ -27,6 +27,7 @@
 #include "nimble/replayer/comparison.hpp"
 #include "nimble/replayer/library_memo.hpp"
 #include "nimble/replayer/short_circuit.hpp"
+#include "nimble/replayer/side_exits.hpp"
 #include "settings/settings.hpp"
 
 namespace nimble::replayer {
@@ -56,6 +57,9 @@ struct RunOptions {
   // Looks asked for because the program left its recorded iterations (side exits), before it
   // has run stale_calls eagerly, that found nothing new; afterwards only staleness asks.
   std::size_t side_exit_looks = settings::defaults::run_side_exit_looks;
+  // An exit taken three times alike (a trusted recording left at the same call, the stretch to the
+  // next recorded iteration as long each time) gets a recording of that stretch, entered only there.
+  bool side_exits = settings::defaults::run_side_exits;
 };
 
 // A call the automatic range should see before it looks again: the program left the recorded
@@ -77,6 +81,8 @@ struct RecordingSetup {
   std::vector<std::uint64_t> call_signatures;
   std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
   bool skip_library = true;           // remember library calls (LibraryMemo)
+  // Recorded at an exit of another recording (SideExitWindow): replayed only from there.
+  std::optional<ExitSite> side_exit;
   // Builds the executor over the recording's plan and segments, which stay where they are.
   std::function<std::unique_ptr<Executor>(const ReplayPlan&, const std::vector<Segment>&)> make_executor;
 };
@@ -117,7 +123,11 @@ struct Recording {
   bool plain_after_this = false;     // ... or begins after the iteration under way (one was launched)
   std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
   std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
+  std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
+  // A side exit's recording: the stretch after `exit_of` (its parent left there), entered only when
+  // its parent leaves there; trusted as its parent is (no trial of its own).
+  std::optional<ExitSite> exit_of;
 };
 
 // What a library call at memo site `site` of `r` launched, when the call was whole: the iteration
@@ -157,6 +167,12 @@ class RunSession {
   // not watching then, sees them first, so an eval pass that begins like the training step is
   // seen whole. Empty when the side exit was elsewhere.
   std::vector<PrimerCall> take_primer();
+  // The window to record from the call just handed to on_call (which the program runs): the stretch
+  // after an exit taken alike often enough (SideExits). Asked right after on_call; none otherwise.
+  std::optional<SideExitWindow> take_side_exit_window();
+  // A task nimble run does not replay (a kind it has no call for): counted like every call, and a
+  // host-visible point for an iteration under way.
+  void on_unreplayed_task(const std::string& what);
 
   // In a measured plain block, a call with this signature: true when it is the program's to run
   // (counted, nothing else to do); false when the block has ended, and the call goes to on_call.
@@ -208,6 +224,8 @@ class RunSession {
   // For a recording still on trial when the program ended (no --compare): why it never decided, in
   // one line (how many iterations each phase had timed, of how many it wanted); "" otherwise.
   std::string undecided_trial(const Recording& r) const;
+  // For a side exit's recording: which recording it leaves and where, in words ("" otherwise).
+  std::string side_exit_text(const Recording& r) const;
 
  private:
   void drop(Recording& r, const std::string& why);
@@ -245,6 +263,12 @@ class RunSession {
   // The phases' timed iterations do not overlap, on the side of the minimum `speedup` is on.
   bool apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const;
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
+  // `parent` was left at `site` by a call it did not take (the program runs it unless a recording
+  // of that exit takes it: `spare`, a copy kept for it). Returns what becomes of the call.
+  Action exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
+                std::vector<PrimerCall> primer = {});
+  Recording* side_exit_at(const ExitSite& site);
+  void iteration_began_at_call(const Recording& r);
   void after_failures(Recording& r);
   std::size_t stale_after() const;
 
@@ -277,6 +301,8 @@ class RunSession {
   std::atomic<bool> left_loop_{false};
   std::atomic<std::size_t> side_exit_looks_{0};
   std::vector<PrimerCall> primer_;
+  SideExits side_exits_;
+  std::optional<SideExitWindow> side_exit_window_;
   bool taking_over_ = false;  // after_false_start feeds a recording the calls another let go
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nimble/replayer/run_session.hpp"
+#include "nimble/replayer/side_exits.hpp"
 #include "nimble/trace/trace.hpp"
 #include "settings/settings.hpp"
 
@@ -36,6 +37,7 @@ struct RecordedIteration {
   std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
   std::vector<std::uint64_t> call_signatures;  // the hooks' signature of each of its calls (not syncs), in order
   WindowClosing closing;  // what the program waited for between the window's last task and its trace on disk
+  std::optional<ExitSite> side_exit;  // recorded at this exit of another recording (SideExitWindow)
 };
 
 // The settings that shape a recording (NIMBLE_RUN_*).

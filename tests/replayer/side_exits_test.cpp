@@ -1,0 +1,188 @@
+// Side exits: a trusted recording left at the same call again and again (a logging step every N
+// steps) gets a recording of the stretch from there to its next iteration, entered only from that
+// exit. The session asks for the window (take_side_exit_window); the tests add what the hooks
+// would have recorded and check what the program then issues.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nimble/replayer/run_session.hpp"
+#include "nimble/replayer/side_exits.hpp"
+#include "session_util.hpp"
+
+namespace nimble::replayer {
+namespace {
+
+using test::call_of;
+using test::hand_over;
+using test::Log;
+using test::recording;
+using test::sig;
+
+class SideExitTest : public ::testing::Test {
+ protected:
+  RunSession session(RunOptions options = {}) {
+    options.trial_block = 0;  // trusted at once: side exits are taken only from trusted recordings
+    return RunSession(options, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+  }
+  // One iteration of `functions`: how many calls nimble took. A side-exit window asked for on the
+  // way is kept in window_ (the hooks take it right after the call that left).
+  std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
+    std::size_t deferred = 0;
+    for (std::uint64_t f : functions) {
+      deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+      if (auto w = s.take_side_exit_window()) window_ = w, window_at_ = f;
+    }
+    return deferred;
+  }
+  // What the hooks record for window_: its calls, from the exit's call on.
+  void add_side_exit(RunSession& s, const std::string& name, const std::vector<std::uint64_t>& functions) {
+    ASSERT_TRUE(window_);
+    ASSERT_EQ(window_->calls, functions.size());
+    RecordingSetup setup = recording(name, functions, log_, piece_);
+    setup.side_exit = window_->site;
+    s.add(std::move(setup));
+    window_.reset();
+  }
+
+  Log log_;
+  std::size_t piece_ = 1;  // one graph per op: the recording launches as it matches (no false starts)
+  std::optional<SideExitWindow> window_;
+  std::uint64_t window_at_ = 0;
+  // A training step, and the logging step every few steps: one more kernel (7) in the middle.
+  const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, logging_ = {1, 2, 7, 3, 4}, stretch_ = {7, 3, 4};
+};
+
+TEST_F(SideExitTest, AnExitTakenAlikeThreeTimesIsRecordedAndReplayedFromThere) {
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  for (int logged = 0; logged < 2; ++logged) {
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(iterate(s, train_), 4u);
+    EXPECT_EQ(iterate(s, logging_), 2u);  // 1 and 2 replayed, then the program's own
+    EXPECT_FALSE(window_) << "asked for after " << logged + 1 << " exit(s)";
+  }
+  for (int i = 0; i < 4; ++i) iterate(s, train_);
+  iterate(s, logging_);  // the third: its stretch (three calls each time before) is recorded
+  ASSERT_TRUE(window_);
+  EXPECT_EQ(window_at_, 7u);
+  EXPECT_EQ(window_->site.recording, 0u);
+  EXPECT_EQ(window_->site.after_calls, 2u);
+  EXPECT_EQ(window_->site.signature, sig(7));
+  EXPECT_EQ(window_->of, "train");
+  add_side_exit(s, "train.2", stretch_);
+  // The side exit is not offered on its own (its first call begins no iteration)...
+  EXPECT_FALSE(s.concerns(sig(7)));
+  const std::size_t issued = log_.issued;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(iterate(s, train_), 4u);
+    // ... but where its parent leaves: every call of the logging step goes through graphs.
+    EXPECT_EQ(iterate(s, logging_), 5u) << round;
+  }
+  EXPECT_EQ(log_.issued, issued);  // nothing held back had to be issued by nimble
+  s.finish("end");
+  const Recording& side = *s.recordings()[1];
+  EXPECT_EQ(side.state, RecordingState::Replaying);
+  EXPECT_EQ(side.short_circuit->summary().iterations_replayed, 3u);
+  // The parent's fall-backs there went on in the side exit: no failures of the parent's.
+  EXPECT_EQ(s.recordings()[0]->fallbacks_to_side_exits, 3u);
+  EXPECT_NE(s.summary_text().find("side exit of train after 2 of its calls"), std::string::npos) << s.summary_text();
+}
+
+TEST_F(SideExitTest, AnExitWhereNothingWasLaunchedYetIsTakenOverToo) {
+  piece_ = 0;  // one graph per recording: the logging step leaves before any launch (a false start)
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  for (int logged = 0; logged < 3; ++logged) {
+    for (int i = 0; i < 3; ++i) iterate(s, train_);
+    iterate(s, logging_);
+  }
+  add_side_exit(s, "train.2", stretch_);
+  const std::size_t issued = log_.issued;
+  for (int i = 0; i < 3; ++i) iterate(s, train_);
+  // The two calls held back are issued as the program made them, then the side exit replays.
+  EXPECT_EQ(iterate(s, logging_), 5u);
+  EXPECT_EQ(log_.issued, issued + 2);
+  EXPECT_EQ(log_.lines.back(), "train.2 launch 0");
+  s.finish("end");
+  EXPECT_EQ(s.recordings()[1]->short_circuit->summary().iterations_replayed, 1u);
+}
+
+TEST_F(SideExitTest, AnExitWhoseStretchChangesLengthIsNotRecordedUntilItHolds) {
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  iterate(s, logging_);
+  iterate(s, train_);
+  iterate(s, {1, 2, 7, 3, 4, 5});  // one call more after the exit: measured afresh
+  iterate(s, train_);
+  iterate(s, logging_);  // as long as the first, but not twice in a row
+  iterate(s, train_);
+  EXPECT_FALSE(window_);
+  iterate(s, logging_);
+  iterate(s, train_);
+  iterate(s, logging_);
+  EXPECT_TRUE(window_);
+}
+
+TEST_F(SideExitTest, NoWindowWhileTheParentIsOnTrialOrWithSideExitsOff) {
+  RunOptions on_trial;  // the default trial: blocks of replayed and plain iterations
+  RunOptions off;
+  off.trial_block = 0;
+  off.side_exits = false;
+  for (const RunOptions& o : {on_trial, off}) {
+    RunSession s(o, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+    s.add(recording("train", train_, log_, piece_));
+    for (int i = 0; i < 6; ++i) {
+      iterate(s, train_);
+      iterate(s, logging_);
+    }
+    EXPECT_FALSE(window_) << (o.side_exits ? "on trial" : "side exits off");
+  }
+}
+
+TEST_F(SideExitTest, ASideExitGoesWithTheRecordingItLeaves) {
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  for (int i = 0; i < 3; ++i) {
+    iterate(s, train_);
+    iterate(s, logging_);
+  }
+  add_side_exit(s, "train.2", stretch_);
+  // The program changes: the training recording keeps falling back and is dropped.
+  for (int i = 0; i < 40; ++i) iterate(s, {1, 9, 3, 4});
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
+  EXPECT_EQ(s.recordings()[1]->dropped_because, "the recording it is a side exit of was dropped");
+}
+
+TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {
+  SideExits::Options o;
+  o.longest = 10;
+  SideExits exits(o);
+  const ExitSite site{0, 3, 42};
+  std::size_t call = 0;
+  auto exit_then = [&](std::size_t stretch) {
+    auto w = exits.exited(site, ++call);
+    call += stretch;
+    exits.iteration_began(call + 1);
+    return w;
+  };
+  EXPECT_FALSE(exit_then(4));
+  EXPECT_FALSE(exit_then(4));
+  EXPECT_EQ(exits.times_seen(site), 2u);
+  auto w = exit_then(4);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->calls, 5u);  // the exit's call and the four after it
+  EXPECT_TRUE(exit_then(4));
+  EXPECT_FALSE(exit_then(4));  // two windows asked for: no more
+  SideExits other(o);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(other.exited(site, 100 * i + 1));
+    other.iteration_began(100 * i + 50);  // 49 calls: longer than the longest recorded
+  }
+  EXPECT_EQ(other.times_seen(site), 0u);
+}
+
+}  // namespace
+}  // namespace nimble::replayer
