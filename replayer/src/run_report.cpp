@@ -1,6 +1,7 @@
 #include "nimble/replayer/run_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -54,6 +55,10 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
   if (rec.state == RecordingState::Resting) j["resting_because"] = rec.resting_because;
   if (!rec.earlier_trials.empty()) j["earlier_trial_speedups"] = rec.earlier_trials;
+  if (!rec.earlier_timings.empty()) {
+    j["earlier_trial_timings"] = trace::json::array();
+    for (const auto& c : rec.earlier_timings) j["earlier_trial_timings"].push_back(comparison_json(*c));
+  }
   if (const std::string undecided = session.undecided_trial(rec); !undecided.empty()) j["undecided_because"] = undecided;
   if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
   if (rec.exit_of && rec.exit_of->recording < session.recordings().size()) {
@@ -133,6 +138,15 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
 trace::json comparison_json(const Comparison& c) {
   const IterationTimes replayed = c.times(Phase::Replay), plain = c.times(Phase::Plain);
   trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
+  // Each timed iteration, in order: a trial misled by a slow stretch, or by replay still learning, shows.
+  auto rounded = [](const std::vector<double>& ms) {
+    constexpr std::size_t kMostShown = 256;  // --compare times for good: the first ones
+    trace::json out = trace::json::array();
+    for (std::size_t i = 0; i < ms.size() && i < kMostShown; ++i) out.push_back(std::round(ms[i] * 1000.0) / 1000.0);
+    return out;
+  };
+  j["replayed"]["each_ms"] = rounded(c.samples(Phase::Replay));
+  j["plain"]["each_ms"] = rounded(c.samples(Phase::Plain));
   j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
                                                                : trace::json(nullptr);
   return j;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace nimble::replayer {
 namespace {
@@ -157,7 +158,7 @@ void RunSession::publish_recordings() {
 }
 
 bool RunSession::concerns(std::uint64_t signature) const {
-  if (engaged_.load(std::memory_order_relaxed)) return true;
+  if (engaged_.load(std::memory_order_relaxed) || watching_end_.load(std::memory_order_relaxed)) return true;
   for (const auto& s : first_signatures_) {
     const std::uint64_t v = s.load(std::memory_order_relaxed);
     if (v == 0) return false;
@@ -186,6 +187,8 @@ std::optional<SideExitWindow> RunSession::take_side_exit_window() {
 }
 
 void RunSession::on_unreplayed_task(const std::string& what) {
+  ended_ = nullptr;  // (no call a side exit's recording could begin with)
+  watching_end_.store(false, std::memory_order_relaxed);
   calls_.fetch_add(1, std::memory_order_relaxed);  // as the window that may record it counts it
   eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
   on_host_visible_point(what);
@@ -245,6 +248,8 @@ bool RunSession::counts_plain(std::uint64_t signature) {
     publish();
     return false;
   }
+  ended_ = nullptr;  // the program's own call: no exit to watch for
+  watching_end_.store(false, std::memory_order_relaxed);
   calls_.fetch_add(1, std::memory_order_relaxed);
   publish();
   return true;
@@ -252,6 +257,8 @@ bool RunSession::counts_plain(std::uint64_t signature) {
 
 Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   calls_.fetch_add(1, std::memory_order_relaxed);
+  Recording* ended = std::exchange(ended_, nullptr);
+  watching_end_.store(false, std::memory_order_relaxed);
   if (plain_owner_ && counted_plain(signature)) {
     publish();
     return Action::Run;
@@ -272,6 +279,13 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
       active_ = nullptr;
       action = exited(r, site, std::move(spare), action);
     }
+  } else if (ended && replays(*ended)) {
+    // The call after a completed iteration: if it begins nothing, the program left at the end.
+    const ExitSite site{index_of(*ended), ended->short_circuit->matched_in_iteration(), signature};
+    std::optional<GpuCall> spare;
+    if (side_exit_at(site)) spare = call;
+    action = offer(signature, std::move(call));
+    if (!active_ && action == Action::Run && !plain_owner_) action = exited(*ended, site, std::move(spare), action, {}, true);
   } else {
     action = offer(signature, std::move(call));
   }
@@ -296,6 +310,10 @@ void RunSession::settle() {
   active_ = nullptr;
   r.completed_at = calls_seen();
   r.rank = ++rank_clock_;
+  if (!r.exit_of && options_.side_exits && options_.compare_block == 0 && r.state == RecordingState::Replaying) {
+    ended_ = &r;
+    watching_end_.store(true, std::memory_order_relaxed);
+  }
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
   left_loop_.store(false, std::memory_order_relaxed);
@@ -525,17 +543,17 @@ void RunSession::iteration_began_at_call(const Recording& r) {
 // gets that recording: the hooks record the stretch from this call (take_side_exit_window).
 // Otherwise the program may have moved on (left_loop).
 Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
-                          std::vector<PrimerCall> primer) {
+                          std::vector<PrimerCall> primer, bool at_end) {
   const bool trusted = parent.state == RecordingState::Replaying && options_.compare_block == 0 && !parent.exit_of;
   if (!trusted || !options_.side_exits) {
-    left_loop(parent, std::move(primer));
+    if (!at_end) left_loop(parent, std::move(primer));
     return action;
   }
   if (Recording* side = side_exit_at(site); side && spare) {
     const Action taken = through(*side, std::move(*spare));
     if (side->short_circuit->armed()) {
       active_ = side;
-      ++parent.fallbacks_to_side_exits;
+      if (!at_end) ++parent.fallbacks_to_side_exits;
       return taken;
     }
     return action;  // not its first call after all: the program runs it
@@ -549,7 +567,7 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
       return action;  // recorded from this call: no look
     }
   }
-  left_loop(parent, std::move(primer));
+  if (!at_end) left_loop(parent, std::move(primer));
   return action;
 }
 
@@ -622,7 +640,8 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
   const std::size_t made = r.executor ? r.executor->execs_made() : 0;
   const bool learned = made > r.execs_seen;
   r.execs_seen = made;
-  if (!r.comparison || !replays(r) || r.warmup_left > 0) return;
+  // (Trusted, without --compare: nothing more to time.)
+  if (!r.comparison || !replays(r) || r.warmup_left > 0 || !measuring(r)) return;
   Comparison& c = *r.comparison;
   if (learned && previous_whole && r.learning_untimed < c.block()) {
     ++r.learning_untimed;
@@ -677,6 +696,7 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
 void RunSession::wake_if_rested(Recording& r) {
   if (calls_seen() < r.rest_until || !r.short_circuit->resume()) return;
   r.earlier_trials.push_back(r.trial_speedup.value_or(0));
+  if (r.comparison) r.earlier_timings.push_back(std::move(r.comparison));
   r.trial_speedup.reset();
   r.resting_because.clear();
   r.state = RecordingState::Trial;
@@ -834,6 +854,8 @@ void RunSession::interrupt(const std::string& why) {
   plain_owner_.reset();
   side_exits_.abandon();  // the stretch under way is not measured whole
   side_exit_window_.reset();
+  ended_ = nullptr;
+  watching_end_.store(false, std::memory_order_relaxed);
   publish();
 }
 
@@ -868,6 +890,7 @@ void RunSession::drop(Recording& r, const std::string& why) {
 // nothing of r arms again (until a resting one is tried again).
 void RunSession::stop_replaying(Recording& r, const std::string& reason) {
   if (active_ == &r) active_ = nullptr;
+  if (ended_ == &r) ended_ = nullptr, watching_end_.store(false, std::memory_order_relaxed);
   try {
     r.short_circuit->finish(reason);
   } catch (const std::exception&) {

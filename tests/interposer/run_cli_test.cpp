@@ -58,11 +58,15 @@ ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::strin
 }
 
 // A run summary's recordings, by their calls per iteration.
-std::map<int, nlohmann::json> recordings_by_calls(const nlohmann::json& summary) {
+// The recordings of iterations (side exits' apart: side_exits_by_calls), by their calls.
+std::map<int, nlohmann::json> recordings_by_calls(const nlohmann::json& summary, bool side_exits = false) {
   std::map<int, nlohmann::json> by_calls;
-  for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) by_calls[rec.value("calls", 0)] = rec;
+  for (const nlohmann::json& rec : summary.value("recordings", nlohmann::json::array())) {
+    if (rec.contains("side_exit_of") == side_exits) by_calls[rec.value("calls", 0)] = rec;
+  }
   return by_calls;
 }
+std::map<int, nlohmann::json> side_exits_by_calls(const nlohmann::json& summary) { return recordings_by_calls(summary, true); }
 
 std::string r_dump(const std::map<int, nlohmann::json>& recordings) {
   std::string out;
@@ -609,8 +613,9 @@ TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
   const nlohmann::json summary = read_json(dir + "/l.run.json");
   ASSERT_TRUE(summary.is_object()) << r.output;
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
-  ASSERT_TRUE(by_calls.count(5) && by_calls.count(3)) << r_dump(by_calls);
-  const nlohmann::json& side = by_calls[3];
+  std::map<int, nlohmann::json> sides = side_exits_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(5) && sides.count(3)) << summary.dump(2);
+  const nlohmann::json& side = sides[3];
   EXPECT_EQ(side.value("state", ""), "replaying") << r_dump(by_calls);
   ASSERT_TRUE(side.contains("side_exit_of")) << r_dump(by_calls);
   EXPECT_EQ(side["side_exit_of"].value("after_calls", 0), 3) << r_dump(by_calls);
@@ -633,7 +638,7 @@ TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
   const RunResult off = auto_run(dir + "/o.json", "logging-step", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
   ASSERT_EQ(off.exit_code, 0) << off.output;
   const nlohmann::json off_summary = read_json(dir + "/o.run.json");
-  EXPECT_FALSE(recordings_by_calls(off_summary).count(3)) << off.output;
+  EXPECT_TRUE(side_exits_by_calls(off_summary).empty()) << off.output;
 }
 
 // The eval step begins with the training step's input copy: the training recording takes it first
@@ -647,13 +652,13 @@ TEST(RunCommand, AnEvalStepLeavingTheTrainingStepBecomesItsSideExit) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
   const nlohmann::json summary = read_json(dir + "/t.run.json");
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
-  ASSERT_TRUE(by_calls.count(5) && by_calls.count(2)) << r_dump(by_calls);
+  std::map<int, nlohmann::json> sides = side_exits_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(5) && sides.count(2)) << summary.dump(2);
   // The eval step's calls after its first (an input copy like the training step's).
-  ASSERT_TRUE(by_calls[2].contains("side_exit_of")) << r_dump(by_calls);
-  EXPECT_EQ(by_calls[2]["side_exit_of"].value("after_calls", 0), 1);
-  EXPECT_GE(by_calls[2].value("iterations_replayed", 0), 20) << r_dump(by_calls);
+  EXPECT_EQ(sides[2]["side_exit_of"].value("after_calls", 0), 1);
+  EXPECT_EQ(sides[2]["side_exit_of"].value("trace", ""), by_calls[5].value("trace", ""));
+  EXPECT_GE(sides[2].value("iterations_replayed", 0), 20) << r_dump(sides);
   EXPECT_GE(by_calls[5].value("iterations_replayed", 0), 30) << r_dump(by_calls);
-  // (The set-up pattern is the other recording of two calls: by_calls keeps one per length.)
   EXPECT_EQ(counts(r.output).at("replayed_seen"), summary.value("iterations_replayed", -2)) << r.output;
 }
 
@@ -752,11 +757,19 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
   EXPECT_EQ(rec.value("state", ""), "dropped");
   EXPECT_NE(rec.value("dropped_because", "").find("replay did not pay in its trial"), std::string::npos) << rec.dump(2);
   EXPECT_TRUE(rec["trial_speedup"].is_number());
-  // Three trials (NIMBLE_RUN_TRIALS), resting 64 and then 512 iterations between them: the last
+  // Three trials (NIMBLE_RUN_TRIALS), resting 16 and then 128 iterations between them: the last
   // drops it. Each replays a warm-up block and one timed block of 3, or a second timed one when the
   // first round's iterations were uneven (timings on a busy machine); every other iteration is
   // the program's own.
   EXPECT_EQ(rec["earlier_trial_speedups"].size(), 2u) << rec.dump(2);
+  // Each earlier trial's timings are kept, every timed iteration of each phase in order.
+  ASSERT_EQ(rec["earlier_trial_timings"].size(), 2u) << rec.dump(2);
+  for (const auto& t : rec["earlier_trial_timings"]) {
+    EXPECT_EQ(t["replayed"]["each_ms"].size(), t["replayed"].value("iterations", 0)) << t.dump();
+    EXPECT_EQ(t["plain"]["each_ms"].size(), t["plain"].value("iterations", 0)) << t.dump();
+    EXPECT_GE(t["plain"]["each_ms"].size(), 2u) << t.dump();  // (the first of a block is never timed)
+  }
+  EXPECT_EQ(rec["timings"]["replayed"]["each_ms"].size(), rec["timings"]["replayed"].value("iterations", 0));
   EXPECT_LE(summary.value("iterations_replayed", 99), 27) << summary.dump(2);
   const auto c = counts(r.output);
   EXPECT_GE(c.at("kernels_run"), (2000 - 27) * 200) << r.output;

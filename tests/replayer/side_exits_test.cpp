@@ -109,6 +109,33 @@ TEST_F(SideExitTest, AnExitWhereNothingWasLaunchedYetIsTakenOverToo) {
   EXPECT_EQ(s.recordings()[1]->short_circuit->summary().iterations_replayed, 1u);
 }
 
+TEST_F(SideExitTest, AStretchAfterACompletedIterationThatBeginsNothingIsAnEndExit) {
+  // Ten training steps, then a short last batch (its first call, the input copy, has another size:
+  // it begins no recording), every epoch.
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  const std::vector<std::uint64_t> short_batch = {8, 2, 3, 4};
+  auto epoch = [&] {
+    std::size_t deferred = 0;
+    for (int i = 0; i < 10; ++i) deferred += iterate(s, train_);
+    return deferred + iterate(s, short_batch);
+  };
+  for (int e = 0; e < 2; ++e) EXPECT_EQ(epoch(), 40u);
+  EXPECT_FALSE(window_);
+  epoch();
+  ASSERT_TRUE(window_);
+  EXPECT_EQ(window_at_, 8u);
+  EXPECT_EQ(window_->site.after_calls, 4u);  // the whole iteration had matched
+  add_side_exit(s, "train.2", short_batch);
+  for (int e = 0; e < 3; ++e) EXPECT_EQ(epoch(), 44u) << e;  // the short batch too
+  s.finish("end");
+  EXPECT_EQ(s.recordings()[1]->short_circuit->summary().iterations_replayed, 3u);
+  // Not a fall-back of the training recording's, and it asked for no look.
+  EXPECT_EQ(s.recordings()[0]->fallbacks_to_side_exits, 0u);
+  EXPECT_TRUE(s.recordings()[0]->short_circuit->summary().fallbacks.empty());
+  EXPECT_FALSE(s.wants_recording());
+}
+
 TEST_F(SideExitTest, AnExitWhoseStretchChangesLengthIsNotRecordedUntilItHolds) {
   RunSession s = session();
   s.add(recording("train", train_, log_, piece_));

@@ -39,6 +39,8 @@ class Comparison {
   void iteration_began(std::uint64_t ns, bool previous_whole);
 
   IterationTimes times(Phase phase) const;
+  // The timed iterations of `phase`, in the order they ran (ms).
+  const std::vector<double>& samples(Phase phase) const { return samples_[static_cast<int>(phase)]; }
 
  private:
   std::size_t block_;

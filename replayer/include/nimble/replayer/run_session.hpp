@@ -45,7 +45,10 @@ struct RunOptions {
   // longer; the last trial that does not pay drops it. A trial can be misled by a stretch of slow
   // iterations on a shared machine, and a long program should not lose its speedup to one.
   std::size_t trials = settings::defaults::run_trials;
-  std::size_t rest_iterations = 64;
+  // (16: in every run seen on the H100 where a first trial did not pay, 7 of 7, the second did:
+  // 1.02x -> 1.11x, 0.89x -> 1.23x, 0.87x -> 1.08x; a trial costs a few iterations, a rest of 64 cost a
+  // 200-step program a third of its replay.)
+  std::size_t rest_iterations = 16;
   std::size_t compare_block = settings::defaults::run_compare;  // --compare N: alternate blocks for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
@@ -110,6 +113,7 @@ struct Recording {
   std::string dropped_because;
   std::optional<double> trial_speedup;  // plain / replayed medians when the trial decided
   std::vector<double> earlier_trials;   // the speedups of the trials before this one (it rested after each)
+  std::vector<std::unique_ptr<Comparison>> earlier_timings;  // and their timings
   std::string resting_because;          // why it rests (Resting)
   std::size_t rest_until = 0;           // the session's call count when a resting recording may be tried again
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
@@ -265,8 +269,9 @@ class RunSession {
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   // `parent` was left at `site` by a call it did not take (the program runs it unless a recording
   // of that exit takes it: `spare`, a copy kept for it). Returns what becomes of the call.
+  // `at_end`: its iteration had completed and the call began no other (an end exit: no look).
   Action exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
-                std::vector<PrimerCall> primer = {});
+                std::vector<PrimerCall> primer = {}, bool at_end = false);
   Recording* side_exit_at(const ExitSite& site);
   void iteration_began_at_call(const Recording& r);
   void after_failures(Recording& r);
@@ -303,6 +308,11 @@ class RunSession {
   std::vector<PrimerCall> primer_;
   SideExits side_exits_;
   std::optional<SideExitWindow> side_exit_window_;
+  // The trusted recording whose iteration completed with the last call: the next call, if it begins
+  // nothing, is an exit at its end (a short last batch after the training steps). Read lock-free
+  // (concerns) as watching_end_: that call takes the slow path.
+  Recording* ended_ = nullptr;
+  std::atomic<bool> watching_end_{false};
   bool taking_over_ = false;  // after_false_start feeds a recording the calls another let go
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
