@@ -49,11 +49,6 @@ void SideExits::iteration_began(std::size_t call) {
   }
 }
 
-std::size_t SideExits::length_of(const ExitSite& site) const {
-  const Seen* s = find(site);
-  return s && s->same ? s->length : 0;
-}
-
 std::size_t SideExits::times_seen(const ExitSite& site) const {
   const Seen* s = find(site);
   return s ? s->same : 0;

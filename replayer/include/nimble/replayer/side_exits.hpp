@@ -52,8 +52,7 @@ class SideExits {
   void iteration_began(std::size_t call);
   // The stretch under way is not the program's alone (nimble recorded meanwhile): not measured.
   void abandon() { pending_.reset(); }
-  // The stretch after `site` as measured so far: its length and how many times in a row (0: none).
-  std::size_t length_of(const ExitSite& site) const;
+  // How many times in a row the stretch after `site` had the same length (0: never measured).
   std::size_t times_seen(const ExitSite& site) const;
 
  private:
