@@ -510,7 +510,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
   const ExitSite site{index_of(failed), fs.matched.size(), signature};
-  if (side_exit_at(site)) {  // the stretch from here was recorded: it may take the call
+  if (failed.state == RecordingState::Replaying && side_exit_at(site)) {  // the stretch from here was recorded
     return exited(failed, site, std::move(fs.next), Action::Run);
   }
   const Action action = offer(signature, std::move(fs.next));
@@ -549,7 +549,8 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
     if (!at_end) left_loop(parent, std::move(primer));
     return action;
   }
-  if (Recording* side = side_exit_at(site); side && spare) {
+  if (Recording* side = side_exit_at(site)) {
+    if (!spare) return action;
     const Action taken = through(*side, std::move(*spare));
     if (side->short_circuit->armed()) {
       active_ = side;
