@@ -228,9 +228,9 @@ replayer::RunSetupOptions setup_options() {
 std::mutex g_captures;  // nimble's thread captures / the program synchronises its context
 std::mutex g_building;  // nimble's thread builds graphs / the program begins a capture of its own
 thread_local std::unique_lock<std::mutex> t_capturing;  // nimble's thread, from a capture's begin to its end
-const pid_t g_process = getpid();
+const pid_t g_process = getpid();  // a forked child holds no lock (its copy may be held by a thread it lacks)
 // A side exit to record from the call short_circuit_takes just left to the program (this thread's).
-thread_local std::optional<replayer::SideExitWindow> t_side_exit;  // a forked child holds no lock (its copy may be held by a thread it lacks)
+thread_local std::optional<replayer::SideExitWindow> t_side_exit;
 
 // nimble's thread, before it builds graphs: g_building, taken while no capture of the program's is
 // open (it then cannot begin one until the build is done). Null when the program kept capturing
@@ -342,9 +342,10 @@ Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration
 // the lock. True when nimble should look for another iteration right away (nothing replayable yet).
 bool adopt(RunState& r, Prepared p) {
   const RecordedIteration& recorded = p.recorded;
-  if (p.own_graphs) {
+  if (p.own_graphs && !recorded.side_exit) {
     // nimble run does not replay the program's own graphs yet: it steps aside for good rather
-    // than keep looking, so the program runs at the idle cost.
+    // than keep looking, so the program runs at the idle cost. (A side exit's stretch that launches
+    // them is only refused: the iteration it leaves is still replayed.)
     r.refusals.push_back(recorded.path + ": " + p.refused_because);
     r.stepped_aside = true;
     g_running.store(false, std::memory_order_relaxed);
@@ -397,7 +398,7 @@ bool adopt(RunState& r, Prepared p) {
         " (summary at exit, " + r.summary_path + "); " + replayer::wait_text(wait));
   } else {
     r.refusals.push_back(recorded.path + ": " + p.refused_because);
-    r.session->reject(recorded.fingerprint);
+    if (!recorded.side_exit) r.session->reject(recorded.fingerprint);  // (a side exit is no find the search gave up on)
     say("not replaying " + recorded.path + ": " + p.refused_because + ". The program runs as it is" +
         (config().range == CaptureRange::Auto && !r.session->gave_up() ? "; nimble keeps looking for another iteration." : "."));
   }
@@ -575,7 +576,9 @@ bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t s
     } else {
       deferred = session.on_call(signature, std::move(*call)) == replayer::Action::Deferred;
     }
-    if (!deferred) t_side_exit = session.take_side_exit_window();
+    // Taken whatever became of the call (none may outlive it); used only when the program runs it.
+    std::optional<replayer::SideExitWindow> window = session.take_side_exit_window();
+    if (!deferred) t_side_exit = std::move(window);
     publish(r);
     return deferred;
   } catch (const std::exception& e) {

@@ -189,8 +189,9 @@ std::optional<SideExitWindow> RunSession::take_side_exit_window() {
 void RunSession::on_unreplayed_task(const std::string& what) {
   ended_ = nullptr;  // (no call a side exit's recording could begin with)
   watching_end_.store(false, std::memory_order_relaxed);
+  side_exit_window_.reset();
   calls_.fetch_add(1, std::memory_order_relaxed);  // as the window that may record it counts it
-  eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
+  if (!active_ && !plain_owner_) eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
   on_host_visible_point(what);
 }
 
@@ -259,12 +260,12 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   calls_.fetch_add(1, std::memory_order_relaxed);
   Recording* ended = std::exchange(ended_, nullptr);
   watching_end_.store(false, std::memory_order_relaxed);
+  side_exit_window_.reset();  // (asked for by this call only)
   if (plain_owner_ && counted_plain(signature)) {
     publish();
     return Action::Run;
   }
   Action action = Action::Run;
-  side_exit_window_.reset();
   if (active_) {
     Recording& r = *active_;
     const ExitSite site{index_of(r), r.short_circuit->matched_in_iteration(), signature};
@@ -484,6 +485,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
       continue;
     }
     if (!fed) continue;  // (done > 0 ends the search)
+    const std::size_t failed_before = failures(*next);
     const Action action = through(*next, GpuCall(fs.next));
     if (auto again = sc.take_false_start()) {  // it did not follow either: the same calls back
       let_go.push_back({next, again->mismatch, again->first_only()});
@@ -492,6 +494,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     for (const Let& l : let_go) ++l.recording->false_starts_taken_over;  // a switch, not a failure
     // (Its iteration may have become a plain one of its trial: then nothing is under way.)
     active_ = sc.armed() ? next : nullptr;
+    if (!sc.armed() && failures(*next) > failed_before) left_loop(*next);  // it fell back right away
     return action;
   }
   for (const Let& l : let_go) {
@@ -557,8 +560,17 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
       if (!at_end) ++parent.fallbacks_to_side_exits;
       return taken;
     }
-    return action;  // not its first call after all: the program runs it
+    // Taken, then issued by nimble when it was dropped on this very call (its launch failed): it ran.
+    if (taken == Action::Deferred) return taken;
+    // Not its first call after all (its launch shape changed, say): the program runs it. One whose
+    // first call keeps missing is dropped, and the exit may be measured and recorded anew.
+    if (++side->missed_entries >= options_.failure_limit && side->missed_entries > side->short_circuit->summary().iterations_replayed) {
+      drop(*side, "its first call did not match where its recording leaves, " + std::to_string(side->missed_entries) + " times");
+    }
+    if (!at_end) left_loop(parent, std::move(primer));
+    return action;
   }
+  if (action != Action::Run) return action;  // the call was taken: no stretch begins with it
   std::size_t side_exits = 0;
   for (const auto& r : recordings_) side_exits += r->exit_of && r->state != RecordingState::Dropped;
   if (side_exits < options_.max_recordings) {

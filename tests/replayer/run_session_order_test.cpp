@@ -226,8 +226,9 @@ class Program {
     issued_.push_back(serial);
     bool ran = true;
     if (!eager) ran = hand_over(s_, signature_of(c.what), make_call(c.what, serial), &requests_) == Action::Run;
-    if (!eager) {
-      if (auto w = s_.take_side_exit_window()) window_ = w;
+    if (!eager) {  // as the hooks do: taken after every call, used only when the program runs it
+      std::optional<SideExitWindow> w = s_.take_side_exit_window();
+      if (w && ran) window_ = w;
     }
     if (ran) executed_.push_back(serial);
     now_ += ran ? 10 : 6;  // replay is faster: trials keep their recordings

@@ -4,7 +4,9 @@
 // would have recorded and check what the program then issues.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -181,6 +183,73 @@ TEST_F(SideExitTest, ASideExitGoesWithTheRecordingItLeaves) {
   ASSERT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
   EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
   EXPECT_EQ(s.recordings()[1]->dropped_because, "the recording it is a side exit of was dropped");
+}
+
+// An executor whose launches fail (graph instantiation refused, say).
+struct FailingExecutor : Executor {
+  Log& log;
+  explicit FailingExecutor(Log& l) : log(l) {}
+  void launch_segment(std::size_t, const IterationMatcher&) override { throw std::runtime_error("launch refused"); }
+  void issue(std::size_t op, const GpuCall&) override { log.lines.push_back("side issue " + std::to_string(op)), ++log.issued; }
+};
+
+TEST_F(SideExitTest, ASideExitWhoseFirstLaunchFailsRunsTheExitCallOnceAndIsDropped) {
+  RunSession s = session();
+  s.add(recording("train", train_, log_, piece_));
+  for (int i = 0; i < 3; ++i) {
+    iterate(s, train_);
+    iterate(s, logging_);
+  }
+  ASSERT_TRUE(window_);
+  RecordingSetup setup = recording("train.2", stretch_, log_, piece_);
+  setup.side_exit = window_->site;
+  setup.make_executor = [this](const ReplayPlan&, const std::vector<Segment>&) {
+    return std::make_unique<FailingExecutor>(log_);
+  };
+  s.add(std::move(setup));
+  window_.reset();
+  iterate(s, train_);
+  // The exit's call goes to the side exit, whose launch fails on it: nimble issues it (once), the
+  // program must not run it again, and the side exit is dropped.
+  EXPECT_EQ(s.on_call(sig(1), call_of(1)), Action::Deferred);
+  EXPECT_EQ(s.on_call(sig(2), call_of(2)), Action::Deferred);
+  const std::size_t issued = log_.issued;
+  EXPECT_EQ(s.on_call(sig(7), call_of(7)), Action::Deferred);
+  EXPECT_EQ(log_.issued, issued + 1);
+  EXPECT_EQ(log_.lines.back(), "side issue 0");
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
+}
+
+TEST_F(SideExitTest, ASideExitWhoseFirstCallKeepsMissingIsDroppedAndRecordedAgain) {
+  RunOptions o;
+  o.failure_limit = 3;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_, piece_));
+  for (int i = 0; i < 3; ++i) {
+    iterate(s, train_);
+    iterate(s, logging_);
+  }
+  add_side_exit(s, "train.2", stretch_);
+  // The logging kernel's launch shape changes (same signature as the hooks see it): the side exit's
+  // first op no longer matches there, and the program runs the step's rest itself.
+  KernelCall wider = call_of(7);
+  wider.grid[0] = 2;
+  auto changed_logging = [&] {
+    iterate(s, train_);
+    hand_over(s, sig(1), call_of(1));
+    hand_over(s, sig(2), call_of(2));
+    EXPECT_EQ(hand_over(s, sig(7), wider), Action::Run);
+    if (auto w = s.take_side_exit_window()) window_ = w;
+    hand_over(s, sig(3), call_of(3));
+    hand_over(s, sig(4), call_of(4));
+  };
+  for (int i = 0; i < 3; ++i) changed_logging();
+  EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
+  EXPECT_NE(s.recordings()[1]->dropped_because.find("its first call did not match"), std::string::npos);
+  // The exit is measured again: the second window it may ask for comes at its third exit alike.
+  EXPECT_FALSE(window_);
+  for (int i = 0; i < 3; ++i) changed_logging();
+  EXPECT_TRUE(window_);
 }
 
 TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {

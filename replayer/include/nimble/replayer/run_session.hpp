@@ -128,6 +128,7 @@ struct Recording {
   std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
   std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
+  std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
   // A side exit's recording: the stretch after `exit_of` (its parent left there), entered only when
   // its parent leaves there; trusted as its parent is (no trial of its own).
