@@ -39,6 +39,14 @@ class SideExitTest : public ::testing::Test {
     }
     return deferred;
   }
+  // The training recording, left three times by the logging step: window_ then asks for its stretch.
+  void exit_three_times(RunSession& s) {
+    s.add(recording("train", train_, log_, piece_));
+    for (int i = 0; i < 3; ++i) {
+      iterate(s, train_);
+      iterate(s, logging_);
+    }
+  }
   // What the hooks record for window_: its calls, from the exit's call on.
   void add_side_exit(RunSession& s, const std::string& name, const std::vector<std::uint64_t>& functions) {
     ASSERT_TRUE(window_);
@@ -172,11 +180,7 @@ TEST_F(SideExitTest, NoWindowWhileTheParentIsOnTrialOrWithSideExitsOff) {
 
 TEST_F(SideExitTest, ASideExitGoesWithTheRecordingItLeaves) {
   RunSession s = session();
-  s.add(recording("train", train_, log_, piece_));
-  for (int i = 0; i < 3; ++i) {
-    iterate(s, train_);
-    iterate(s, logging_);
-  }
+  exit_three_times(s);
   add_side_exit(s, "train.2", stretch_);
   // The program changes: the training recording keeps falling back and is dropped.
   for (int i = 0; i < 40; ++i) iterate(s, {1, 9, 3, 4});
@@ -195,11 +199,7 @@ struct FailingExecutor : Executor {
 
 TEST_F(SideExitTest, ASideExitWhoseFirstLaunchFailsRunsTheExitCallOnceAndIsDropped) {
   RunSession s = session();
-  s.add(recording("train", train_, log_, piece_));
-  for (int i = 0; i < 3; ++i) {
-    iterate(s, train_);
-    iterate(s, logging_);
-  }
+  exit_three_times(s);
   ASSERT_TRUE(window_);
   RecordingSetup setup = recording("train.2", stretch_, log_, piece_);
   setup.side_exit = window_->site;
@@ -224,11 +224,7 @@ TEST_F(SideExitTest, ASideExitWhoseFirstCallKeepsMissingIsDroppedAndRecordedAgai
   RunOptions o;
   o.failure_limit = 3;
   RunSession s = session(o);
-  s.add(recording("train", train_, log_, piece_));
-  for (int i = 0; i < 3; ++i) {
-    iterate(s, train_);
-    iterate(s, logging_);
-  }
+  exit_three_times(s);
   add_side_exit(s, "train.2", stretch_);
   // The logging kernel's launch shape changes (same signature as the hooks see it): the side exit's
   // first op no longer matches there, and the program runs the step's rest itself.
