@@ -37,8 +37,8 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
 void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
                                  std::uint32_t correlation) {
   if (side_exit_) {  // counted to its end, not looked at
-    if (open_ && !host_sync && side_exit_calls_left_ > 0 && --side_exit_calls_left_ == 0) close_after_task_ = true;
     note_window_call(signature, host_sync);
+    if (open_ && !host_sync && window_calls_.size() == side_exit_->calls) close_after_task_ = true;
     return;
   }
   if (!auto_range_ || finished_) {
@@ -263,7 +263,6 @@ void RecordingWindow::watch_again(const std::vector<std::pair<std::uint64_t, boo
 bool RecordingWindow::record_side_exit(const replayer::SideExitWindow& window) {
   if (!config_.run || open_ || windows_written_ == 0 || window.calls == 0) return false;
   side_exit_ = window;
-  side_exit_calls_left_ = window.calls;
   open_window();
   debug_message("nimble run: recording the " + std::to_string(window.calls) + " calls after a side exit of " +
                 window.of + " (after " + std::to_string(window.site.after_calls) + " of its calls)");

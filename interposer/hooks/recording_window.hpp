@@ -83,8 +83,8 @@ class RecordingWindow {
   std::chrono::steady_clock::time_point opened_at_;  // what the window took: the iteration, every call described
   bool finished_ = false;
   bool close_after_task_ = false;
-  std::optional<replayer::SideExitWindow> side_exit_;  // the open window records this side exit's stretch
-  std::size_t side_exit_calls_left_ = 0;
+  // The open window records this side exit's stretch: it closes after window.calls of window_calls_.
+  std::optional<replayer::SideExitWindow> side_exit_;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.

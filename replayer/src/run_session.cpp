@@ -187,8 +187,7 @@ std::optional<SideExitWindow> RunSession::take_side_exit_window() {
 }
 
 void RunSession::on_unreplayed_task(const std::string& what) {
-  ended_ = nullptr;  // (no call a side exit's recording could begin with)
-  watching_end_.store(false, std::memory_order_relaxed);
+  take_ended();  // (no call a side exit's recording could begin with)
   side_exit_window_.reset();
   calls_.fetch_add(1, std::memory_order_relaxed);  // as the window that may record it counts it
   if (!active_ && !plain_owner_) eager_since_begun_.fetch_add(1, std::memory_order_relaxed);
@@ -249,8 +248,7 @@ bool RunSession::counts_plain(std::uint64_t signature) {
     publish();
     return false;
   }
-  ended_ = nullptr;  // the program's own call: no exit to watch for
-  watching_end_.store(false, std::memory_order_relaxed);
+  take_ended();  // the program's own call: no exit to watch for
   calls_.fetch_add(1, std::memory_order_relaxed);
   publish();
   return true;
@@ -258,8 +256,7 @@ bool RunSession::counts_plain(std::uint64_t signature) {
 
 Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   calls_.fetch_add(1, std::memory_order_relaxed);
-  Recording* ended = std::exchange(ended_, nullptr);
-  watching_end_.store(false, std::memory_order_relaxed);
+  Recording* ended = take_ended();
   side_exit_window_.reset();  // (asked for by this call only)
   if (plain_owner_ && counted_plain(signature)) {
     publish();
@@ -268,25 +265,27 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   Action action = Action::Run;
   if (active_) {
     Recording& r = *active_;
-    const ExitSite site{index_of(r), r.short_circuit->matched_in_iteration(), signature};
+    const std::size_t matched = r.short_circuit->matched_in_iteration();
     // Where r's side exit begins, the call may be its first: kept for it (a copy only there).
     std::optional<GpuCall> spare;
-    if (side_exit_at(site)) spare = call;
+    if (side_exit_at(r, matched, signature)) spare = call;
     const std::size_t failed = failures(r);
     action = through(r, std::move(call));
     if (auto fs = r.short_circuit->take_false_start()) {
       action = after_false_start(r, signature, std::move(*fs));
     } else if (failures(r) > failed && !r.short_circuit->armed() && active_ == &r) {
       active_ = nullptr;
-      action = exited(r, site, std::move(spare), action);
+      action = exited(r, {index_of(r), matched, signature}, std::move(spare), action);
     }
   } else if (ended && replays(*ended)) {
     // The call after a completed iteration: if it begins nothing, the program left at the end.
-    const ExitSite site{index_of(*ended), ended->short_circuit->matched_in_iteration(), signature};
+    const std::size_t matched = ended->short_circuit->matched_in_iteration();
     std::optional<GpuCall> spare;
-    if (side_exit_at(site)) spare = call;
+    if (side_exit_at(*ended, matched, signature)) spare = call;
     action = offer(signature, std::move(call));
-    if (!active_ && action == Action::Run && !plain_owner_) action = exited(*ended, site, std::move(spare), action, {}, true);
+    if (!active_ && action == Action::Run && !plain_owner_) {
+      action = exited(*ended, {index_of(*ended), matched, signature}, std::move(spare), action, {}, true);
+    }
   } else {
     action = offer(signature, std::move(call));
   }
@@ -513,7 +512,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
   const ExitSite site{index_of(failed), fs.matched.size(), signature};
-  if (failed.state == RecordingState::Replaying && side_exit_at(site)) {  // the stretch from here was recorded
+  if (failed.state == RecordingState::Replaying && side_exit_at(failed, site.after_calls, signature)) {  // the stretch from here was recorded
     return exited(failed, site, std::move(fs.next), Action::Run);
   }
   const Action action = offer(signature, std::move(fs.next));
@@ -528,11 +527,20 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   return exited(failed, site, std::nullopt, action, std::move(primer));
 }
 
-Recording* RunSession::side_exit_at(const ExitSite& site) {
+Recording* RunSession::side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature) {
   for (auto& r : recordings_) {
-    if (r->exit_of && *r->exit_of == site && replays(*r)) return r.get();
+    const std::optional<ExitSite>& at = r->exit_of;
+    if (at && at->after_calls == after_calls && at->signature == signature && replays(*r) &&
+        recordings_[at->recording].get() == &parent) {
+      return r.get();
+    }
   }
   return nullptr;
+}
+
+Recording* RunSession::take_ended() {
+  watching_end_.store(false, std::memory_order_relaxed);
+  return std::exchange(ended_, nullptr);
 }
 
 // A recorded iteration begins: the stretch since an exit ends (SideExits measures it). A side
@@ -552,8 +560,7 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
     if (!at_end) left_loop(parent, std::move(primer));
     return action;
   }
-  if (Recording* side = side_exit_at(site)) {
-    if (!spare) return action;
+  if (Recording* side = side_exit_at(parent, site.after_calls, site.signature); side && spare) {
     const Action taken = through(*side, std::move(*spare));
     if (side->short_circuit->armed()) {
       active_ = side;
@@ -567,14 +574,13 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
     if (++side->missed_entries >= options_.failure_limit && side->missed_entries > side->short_circuit->summary().iterations_replayed) {
       drop(*side, "its first call did not match where its recording leaves, " + std::to_string(side->missed_entries) + " times");
     }
-    if (!at_end) left_loop(parent, std::move(primer));
-    return action;
-  }
-  if (action != Action::Run) return action;  // the call was taken: no stretch begins with it
-  std::size_t side_exits = 0;
-  for (const auto& r : recordings_) side_exits += r->exit_of && r->state != RecordingState::Dropped;
-  if (side_exits < options_.max_recordings) {
-    if (auto window = side_exits_.exited(site, calls_seen())) {
+  } else if (!side) {
+    if (action != Action::Run) return action;  // the call was taken: no stretch begins with it
+    std::size_t side_exits = 0;
+    for (const auto& r : recordings_) side_exits += r->exit_of && r->state != RecordingState::Dropped;
+    std::optional<SideExitWindow> window;
+    if (side_exits < options_.max_recordings) window = side_exits_.exited(site, calls_seen());
+    if (window) {
       window->of = parent.name;
       side_exit_window_ = std::move(window);
       return action;  // recorded from this call: no look
@@ -867,8 +873,7 @@ void RunSession::interrupt(const std::string& why) {
   plain_owner_.reset();
   side_exits_.abandon();  // the stretch under way is not measured whole
   side_exit_window_.reset();
-  ended_ = nullptr;
-  watching_end_.store(false, std::memory_order_relaxed);
+  take_ended();
   publish();
 }
 
@@ -903,7 +908,7 @@ void RunSession::drop(Recording& r, const std::string& why) {
 // nothing of r arms again (until a resting one is tried again).
 void RunSession::stop_replaying(Recording& r, const std::string& reason) {
   if (active_ == &r) active_ = nullptr;
-  if (ended_ == &r) ended_ = nullptr, watching_end_.store(false, std::memory_order_relaxed);
+  if (ended_ == &r) take_ended();
   try {
     r.short_circuit->finish(reason);
   } catch (const std::exception&) {

@@ -16,9 +16,9 @@ const SideExits::Seen* SideExits::find(const ExitSite& site) const {
 
 std::optional<SideExitWindow> SideExits::exited(const ExitSite& site, std::size_t call) {
   pending_.reset();  // an exit before the last one's stretch reached a recorded iteration: not measured
-  const Seen* s = find(site);
+  Seen* s = find(site);
   if (s && s->same >= options_.seen_before && s->asked < options_.attempts && s->length > 0) {
-    find(site)->asked += 1;
+    ++s->asked;
     return SideExitWindow{site, s->length, ""};
   }
   pending_ = Pending{site, call};

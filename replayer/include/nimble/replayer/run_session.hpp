@@ -273,7 +273,9 @@ class RunSession {
   // `at_end`: its iteration had completed and the call began no other (an end exit: no look).
   Action exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
                 std::vector<PrimerCall> primer = {}, bool at_end = false);
-  Recording* side_exit_at(const ExitSite& site);
+  // The live side exit's recording of `parent` left after `after_calls` calls by a call with `signature`.
+  Recording* side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature);
+  Recording* take_ended();  // ended_, no longer watched
   void iteration_began_at_call(const Recording& r);
   void after_failures(Recording& r);
   std::size_t stale_after() const;
