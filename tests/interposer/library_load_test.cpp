@@ -64,6 +64,11 @@ TEST(Funnel, EveryDoorLeadsToTheWrapperOfTheRightVariant) {
 }
 
 TEST(Funnel, IdleWrapperCostsTensOfNanoseconds) {
+#ifdef NIMBLE_ASAN_RUNTIME
+  // Instrumented code's timings say nothing about the shipped library (and failed on a loaded CI
+  // machine: 83 ns); the plain build measures it.
+  GTEST_SKIP() << "a timing under AddressSanitizer is not the library's cost";
+#endif
   const RunResult r = run_with_env({"LD_PRELOAD=" + preload_path(), "NIMBLE_LIBCUDA=" + fake_driver_path()},
                                    {probe_path(), "bench"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
