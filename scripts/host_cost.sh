@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The host instructions nimble adds to each kernel launch, state by state, counted on the CPU:
+# the overhead probe (tests/interposer/probe_app: 200 launches, a copy and a sync per iteration)
+# on the fake driver, under callgrind, counting only the second half of its 2000 iterations (by
+# then a trial has decided). Instruction counts do not depend on how busy the machine is, so two
+# builds compare exactly; what a launch costs in time on a GPU machine is another question
+# (scripts/overhead.sh, scripts/corpus.sh).
+#
+#   scripts/host_cost.sh [BUILD_DIR]      (default build/; needs valgrind)
+# Writes $OUT/host-cost.md (OUT defaults to /tmp/nimble-host-cost) and prints it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build}" && pwd)
+out=${OUT:-/tmp/nimble-host-cost}
+command -v valgrind > /dev/null || { echo "host_cost: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
+probe=$build/tests/interposer/probe_app
+for f in "$probe" "$build/bin/nimble" "$build/lib/libnimble.so" "$build/tests/interposer/libfake_cuda.so"; do
+  [ -e "$f" ] || { echo "host_cost: $f is missing: build first (cmake --build $build)" >&2; exit 2; }
+done
+mkdir -p "$out"
+rm -f "$out"/cg.* "$out"/*.json
+export NIMBLE_LIBCUDA=$build/tests/interposer/libfake_cuda.so NIMBLE_CUPTI=0 FAKE_DRIVER_GRAPHS=1 NIMBLE_RUN_BACKGROUND=0
+launches=$((1000 * 200))  # the second half: 1000 iterations of 200 launches
+run_range=("$build/bin/nimble" run --capture-range cudaProfilerApi --iteration 1)
+
+# One state: a name, the probe's mode, then the command (and environment) in front of the probe.
+count() {
+  local name=$1 mode=$2; shift 2
+  local tag; tag=$(echo "$name-$mode" | tr -c 'a-z0-9' '-')
+  echo "host_cost: $name" >&2
+  env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=*overhead_second_half*" --trace-children=yes \
+    "--callgrind-out-file=$out/cg.$tag.%p" "${command[@]}" "$probe" "$mode" > "$out/$tag.log" 2>&1 ||
+    { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
+  # The probe's process is the file with counts (nimble's CLI, run by valgrind too, has none).
+  local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
+  local total; total=$(awk '/^totals:/ {print $2}' "$file")
+  echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")" >> "$out/counts"
+}
+: > "$out/counts"
+for mode in overhead overhead-same; do
+  command=(); count "plain" "$mode"
+  command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
+done
+command=("${run_range[@]}" -o "$out/dropped.json" --)
+count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
+command=("$build/bin/nimble" run -o "$out/auto-dropped.json" --)
+count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
+command=("${run_range[@]}" -o "$out/same.json" --)
+count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
+command=("${run_range[@]}" -o "$out/changing.json" --)
+count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0
+
+python3 - "$out" "$launches" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY' | tee "$out/host-cost.md"
+import json, os, sys
+out, launches, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rows = [line.rstrip("\n").split("|") for line in open(os.path.join(out, "counts"))]
+plain = {mode: int(total) for name, mode, total, _ in rows if name == "plain"}
+summaries = {"given range, recording dropped": "dropped", "automatic range, recording dropped": "auto-dropped",
+             "replaying, arguments as recorded": "same", "replaying, a scalar changes in half the kernels": "changing"}
+def state(name):
+    path = os.path.join(out, summaries[name] + ".run.json") if name in summaries else None
+    if not path or not os.path.exists(path):
+        return "-"
+    recs = json.load(open(path))["recordings"]
+    return ", ".join("%s, %d iterations replayed" % (r["state"], r.get("iterations_replayed", 0)) for r in recs)
+print("Host instructions per kernel launch (callgrind, fake driver, probe_app's second half: %d launches "
+      "with a copy and a sync per 200), build %s\n" % (launches, commit))
+print("| state | probe mode | all, per launch | over plain | nimble's own | recording |")
+print("| --- | --- | --- | --- | --- | --- |")
+for name, mode, total, own in rows:
+    per = int(total) / launches
+    over = "-" if name == "plain" else "%+.0f" % ((int(total) - plain[mode]) / launches)
+    print("| %s | %s | %.0f | %s | %.0f | %s |" % (name, mode, per, over, int(own) / launches, state(name)))
+print("\n\"nimble's own\": what the probe's calls into libnimble.so cost, less what libnimble.so's calls into "
+      "the fake driver cost (scripts/callgrind_share.py). \"Over plain\" also counts the fake driver doing other "
+      "work under replay (graph launches instead of kernel launches).")
+PY
