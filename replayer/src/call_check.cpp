@@ -39,10 +39,20 @@ std::vector<std::uint8_t> recorded_parameters(const Op& op) {
   return bytes;
 }
 
-std::vector<std::uint8_t> with_patches(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches) {
+bool apply_patches(std::vector<std::uint8_t>& bytes, const std::vector<ArgPatch>& patches) {
+  bool changed = false;
   for (const ArgPatch& p : patches) {
-    if (p.offset + p.bytes.size() <= bytes.size()) std::memcpy(bytes.data() + p.offset, p.bytes.data(), p.bytes.size());
+    if (p.offset + p.bytes.size() > bytes.size() || p.bytes.empty()) continue;
+    std::uint8_t* at = bytes.data() + p.offset;
+    if (std::memcmp(at, p.bytes.data(), p.bytes.size()) == 0) continue;
+    std::memcpy(at, p.bytes.data(), p.bytes.size());
+    changed = true;
   }
+  return changed;
+}
+
+std::vector<std::uint8_t> with_patches(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches) {
+  apply_patches(bytes, patches);
   return bytes;
 }
 
@@ -214,7 +224,7 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
   }
   CallCheck result = check(op, call);
   if (!result.matches) return result;
-  patches_[position_] = result.patches;
+  patches_[position_] = std::move(result.patches);  // the matcher's from now on (patches())
   host_ends_[position_] = result.host_end;
   ++position_;
   skip_empty();

@@ -93,7 +93,12 @@ bool GraphExecutor::seen_before(std::size_t s, const std::vector<Wanted>& wanted
   return seen;
 }
 
-void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes) {
+// The message is made only when the call failed: a node is written for most replayed calls.
+void GraphExecutor::check_node(CUresult result, const char* call, std::size_t op) const {
+  if (result != CUDA_SUCCESS) check(api_, result, std::string(call) + " for " + describe_op(plan_.ops[op]));
+}
+
+void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes) {
   const Op& o = plan_.ops[op];
   if (!node_of_[op]) throw ReplayError("no graph node for " + describe_op(o) + " to change its parameters in");
   switch (o.kind) {
@@ -106,43 +111,42 @@ void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, std::vector<std
   ++updates_per_op_[op];
 }
 
-void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args) {
+void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& args) {
   // The node's launch (function, shape) never changes: asked once, kept.
   if (!kernel_params_[op]) {
     CUDA_KERNEL_NODE_PARAMS asked{};
-    check(api_, api_.graph_kernel_node_get_params(node_of_[op], &asked), "cuGraphKernelNodeGetParams for " + describe_op(plan_.ops[op]));
+    check_node(api_.graph_kernel_node_get_params(node_of_[op], &asked), "cuGraphKernelNodeGetParams", op);
     kernel_params_[op] = asked;
   }
   CUDA_KERNEL_NODE_PARAMS params = *kernel_params_[op];
-  std::vector<void*> pointers;
-  for (std::uint32_t offset : plan_.ops[op].kernel.param_offsets) pointers.push_back(args.data() + offset);
+  // The driver only reads the bytes (the API's pointers are not const).
+  auto* bytes = const_cast<std::uint8_t*>(args.data());
+  pointers_.clear();
+  for (std::uint32_t offset : plan_.ops[op].kernel.param_offsets) pointers_.push_back(bytes + offset);
   std::size_t size = args.size();
-  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, args.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-  params.kernelParams = pointers.empty() ? nullptr : pointers.data();
-  params.extra = pointers.empty() ? extra : nullptr;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, bytes, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  params.kernelParams = pointers_.empty() ? nullptr : pointers_.data();
+  params.extra = pointers_.empty() ? extra : nullptr;
   // The driver copies the argument bytes here. It also checks the launch against the kernel's
   // current limits, which cuDNN lowers between calls.
   Replayer::SharedMemoryGuard limit(replayer_, op);
-  check(api_, api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params),
-        "cuGraphExecKernelNodeSetParams for " + describe_op(plan_.ops[op]));
+  check_node(api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params), "cuGraphExecKernelNodeSetParams", op);
 }
 
 void GraphExecutor::write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes) {
   CUDA_MEMSET_NODE_PARAMS params{};
-  check(api_, api_.graph_memset_node_get_params(node_of_[op], &params), "cuGraphMemsetNodeGetParams for " + describe_op(plan_.ops[op]));
+  check_node(api_.graph_memset_node_get_params(node_of_[op], &params), "cuGraphMemsetNodeGetParams", op);
   std::memcpy(&params.value, bytes.data(), 4);
   std::memcpy(&params.dst, bytes.data() + kMemsetDestination, 8);
-  check(api_, api_.graph_exec_memset_node_set_params(exec, node_of_[op], &params, context_),
-        "cuGraphExecMemsetNodeSetParams for " + describe_op(plan_.ops[op]));
+  check_node(api_.graph_exec_memset_node_set_params(exec, node_of_[op], &params, context_), "cuGraphExecMemsetNodeSetParams", op);
 }
 
 void GraphExecutor::write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes) {
   CUDA_MEMCPY3D params{};
-  check(api_, api_.graph_memcpy_node_get_params(node_of_[op], &params), "cuGraphMemcpyNodeGetParams for " + describe_op(plan_.ops[op]));
+  check_node(api_.graph_memcpy_node_get_params(node_of_[op], &params), "cuGraphMemcpyNodeGetParams", op);
   std::memcpy(&params.srcDevice, bytes.data() + kCopySource, 8);
   std::memcpy(&params.dstDevice, bytes.data() + kCopyDestination, 8);
-  check(api_, api_.graph_exec_memcpy_node_set_params(exec, node_of_[op], &params, context_),
-        "cuGraphExecMemcpyNodeSetParams for " + describe_op(plan_.ops[op]));
+  check_node(api_.graph_exec_memcpy_node_set_params(exec, node_of_[op], &params, context_), "cuGraphExecMemcpyNodeSetParams", op);
 }
 
 void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& matched) {
@@ -155,9 +159,8 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   for (std::size_t i = seg.begin; i < seg.end; ++i) {
     const std::vector<ArgPatch>& patches = matched.patches()[i];
     if (patches.empty()) continue;
-    std::vector<std::uint8_t> recorded = recorded_parameters(plan_.ops[i]);
-    std::vector<std::uint8_t> bytes = with_patches(recorded, patches);
-    if (bytes != recorded) wanted.push_back({i, std::move(bytes)});
+    std::vector<std::uint8_t> bytes = recorded_parameters(plan_.ops[i]);
+    if (apply_patches(bytes, patches)) wanted.push_back({i, std::move(bytes)});
   }
   // The exec that needs the fewest writes. While there is room, a fresh one (holding the recording)
   // when it needs fewer writes than that, or as few for parameters that came before (they may come
@@ -184,17 +187,22 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   for (std::size_t k = 0; k < v.held.size(); ++k) {
     const std::size_t op = seg.begin + k;
     const bool changed = next != wanted.end() && next->op == op;
-    if (changed ? v.held[k] != next->bytes : !v.held[k].empty()) {
-      write_node(op, v.exec, changed ? next->bytes : recorded_parameters(plan_.ops[op]));
-      v.held[k] = changed ? next->bytes : std::vector<std::uint8_t>();
+    if (changed && v.held[k] != next->bytes) {
+      write_node(op, v.exec, next->bytes);
+      v.held[k] = std::move(next->bytes);  // (wanted is not read again)
+    } else if (!changed && !v.held[k].empty()) {
+      write_node(op, v.exec, recorded_parameters(plan_.ops[op]));
+      v.held[k].clear();
     }
     if (changed) ++next;
   }
   const auto launch_start = Clock::now();
   std::size_t first = seg.begin;  // the segment's stream: its first op that names one
   while (first + 1 < seg.end && plan_.ops[first].program_stream == 0) ++first;
-  check(api_, api_.graph_launch(v.exec, stream_of(first)), "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " +
-                                                      std::to_string(seg.begin) + ".." + std::to_string(seg.end - 1) + ")");
+  if (const CUresult launched = api_.graph_launch(v.exec, stream_of(first)); launched != CUDA_SUCCESS) {
+    check(api_, launched, "cuGraphLaunch of segment " + std::to_string(segment) + " (ops " + std::to_string(seg.begin) + ".." +
+                              std::to_string(seg.end - 1) + ")");
+  }
   const auto end = Clock::now();
   ++stats_.launches;
   stats_.update_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(launch_start - updates_start).count());

@@ -22,8 +22,7 @@ bool could_begin(const Recording& r, std::uint64_t signature) {
 // step that begins like the eval step: a switch, not a failure).
 std::size_t failures(const Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
-  std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over);
-  for (const auto& [reason, count] : s.fallbacks) n += count;
+  const std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over) + s.fallbacks_total;
   return n - std::min(n, r.fallbacks_to_side_exits);  // (a side exit taken is the program's way, not a failure)
 }
 

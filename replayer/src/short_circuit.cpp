@@ -128,7 +128,12 @@ bool ShortCircuit::launches_within(std::size_t calls) const {
 
 void ShortCircuit::count_as_fall_back(const std::string& reason) {
   if (summary_.false_starts > 0) --summary_.false_starts;
+  count_fall_back(reason);
+}
+
+void ShortCircuit::count_fall_back(const std::string& reason) {
   ++summary_.fallbacks[reason];
+  ++summary_.fallbacks_total;
 }
 
 void ShortCircuit::explain_false_start(const std::string& reason) { ++summary_.false_start_reasons[reason]; }
@@ -234,7 +239,7 @@ void ShortCircuit::fall_back(const std::string& reason, bool false_start) {
     ++summary_.false_starts;
     explain_false_start(reason);
   } else {
-    ++summary_.fallbacks[reason];
+    count_fall_back(reason);
   }
   issue_held_calls();
 }
@@ -280,8 +285,7 @@ std::string ShortCircuit::summary_text() const {
   out << "nimble run: " << replayed << " iteration(s) replayed (" << summary_.segments_launched
       << " segment launches, " << summary_.calls_deferred << " calls deferred, " << summary_.host_copies
       << " host copies run in place)";
-  std::size_t fallbacks = 0;
-  for (const auto& [reason, n] : summary_.fallbacks) fallbacks += n;
+  const std::size_t fallbacks = summary_.fallbacks_total;
   out << "; " << fallbacks << " fall-back(s)";
   if (summary_.false_starts) out << ", " << summary_.false_starts << " false start(s)";
   out << (fallbacks ? ":" : "") << "\n";

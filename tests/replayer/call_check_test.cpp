@@ -261,5 +261,19 @@ TEST_F(CallCheckTest, WithoutAParameterLayoutTheWholeBufferIsOnePatch) {
   EXPECT_EQ(c.patches[0].bytes, call.args);
 }
 
+// What the executor writes into a graph node: the recorded bytes with the patches over them, and
+// whether that changed anything (a patch equal to the recorded bytes needs no node write).
+TEST(ApplyPatches, WritesEachPatchThatFitsAndSaysWhetherAnyByteChanged) {
+  const std::vector<std::uint8_t> recorded = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<std::uint8_t> bytes = recorded;
+  EXPECT_FALSE(apply_patches(bytes, {{2, {3, 4}}, {6, {}}}));  // the recorded bytes again, an empty patch
+  EXPECT_EQ(bytes, recorded);
+  EXPECT_FALSE(apply_patches(bytes, {{7, {9, 9}}}));  // past the end: left out
+  EXPECT_EQ(bytes, recorded);
+  EXPECT_TRUE(apply_patches(bytes, {{0, {1}}, {5, {0, 0}}}));
+  EXPECT_EQ(bytes, (std::vector<std::uint8_t>{1, 2, 3, 4, 5, 0, 0, 8}));
+  EXPECT_EQ(with_patches(recorded, {{5, {0, 0}}}), bytes);
+}
+
 }  // namespace
 }  // namespace nimble::replayer

@@ -56,6 +56,8 @@ inline constexpr std::uint32_t kCopySource = 0, kCopyDestination = 8;  // a devi
 std::vector<std::uint8_t> recorded_parameters(const Op& op);
 // `bytes` with `patches` written over them (a patch past the end is left out).
 std::vector<std::uint8_t> with_patches(std::vector<std::uint8_t> bytes, const std::vector<ArgPatch>& patches);
+// The same in place; whether any byte changed.
+bool apply_patches(std::vector<std::uint8_t>& bytes, const std::vector<ArgPatch>& patches);
 
 struct CallCheck {
   bool matches = false;
@@ -92,6 +94,7 @@ class IterationMatcher {
   IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer,
                    ArgumentRule rule = ArgumentRule::SameAddresses);
 
+  // Whether the call matches the next op; a match's patches go to patches(), not the result.
   CallCheck next(const KernelCall& call);
   CallCheck next(const CopyCall& call);
   CallCheck next(const MemsetCall& call);

@@ -72,8 +72,9 @@ class GraphExecutor : public Executor {
   // Whether segment `s` was launched with this set of parameters before (among its recent ones),
   // remembering it.
   bool seen_before(std::size_t s, const std::vector<Wanted>& wanted);
-  void write_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t> bytes);
-  void write_kernel_node(std::size_t op, CUgraphExec exec, std::vector<std::uint8_t>& args);
+  void write_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
+  void write_kernel_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& args);
+  void check_node(CUresult result, const char* call, std::size_t op) const;  // throws ReplayError naming the op
   void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   void write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   CUstream stream_of(std::size_t op) const;
@@ -92,6 +93,7 @@ class GraphExecutor : public Executor {
   CUcontext context_ = nullptr;
   Stats stats_;
   std::vector<std::size_t> updates_per_op_;
+  std::vector<void*> pointers_;  // write_kernel_node's, kept to spare an allocation per node written
 };
 
 }  // namespace nimble::replayer

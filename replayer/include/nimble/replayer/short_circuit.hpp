@@ -82,6 +82,7 @@ struct ShortCircuitSummary {
   std::size_t false_starts = 0;
   std::size_t ops_of_skipped_calls = 0;  // ops taken from the memo of a skipped library call
   std::map<std::string, std::size_t> fallbacks;  // reason -> count
+  std::size_t fallbacks_total = 0;               // their sum (read after every call)
   // Why the false starts no other recording took over stopped (a shape change at the second call
   // is one): reason -> count. Not failures, but what a user reads to learn why a step ran plain.
   std::map<std::string, std::size_t> false_start_reasons;
@@ -175,6 +176,7 @@ class ShortCircuit {
   Action try_arm(GpuCall&& call);
   Action accept(GpuCall&& call, std::size_t op);
   void fall_back(const std::string& reason, bool false_start = false);
+  void count_fall_back(const std::string& reason);  // in fallbacks and fallbacks_total
   void issue_held_calls();
   bool has_work(const Segment& s) const;  // an op that is not a Nop
   void launch_ready_segments();
