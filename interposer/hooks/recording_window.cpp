@@ -73,10 +73,16 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
   note_window_call(signature, host_sync);
   if (config_.run && windows_written_ > 0 && auto_range_->known_in_a_row() >= kKnownPeriodsBeforeRest) {
     // nimble run looked again and keeps finding what it recorded before (and dropped, or
-    // refused): stop looking, so the program runs at the idle cost, until nimble run asks again.
+    // refused): stop looking until nimble run asks again; with nothing live it never will, and
+    // the wrappers take the idle path.
     finished_ = true;
     g_tasks_matter.store(false, std::memory_order_relaxed);
-    debug_message("nimble run: only known iterations found; stopped looking");
+    if (run_stopped_looking()) {
+      g_recording.store(false, std::memory_order_relaxed);
+      debug_message("nimble run: only known iterations found and none is live; stopped for good");
+    } else {
+      debug_message("nimble run: only known iterations found; stopped looking");
+    }
     return;
   }
   // A period was found: the window opens with one of the next tasks, which is issued before

@@ -197,15 +197,8 @@ RunState& make_run_state() {
   return *r;
 }
 
-// After every change of the session: what the lock-free paths read.
-void publish(RunState& r) {
-  release_frees(r);
-  g_plain_phase.store(r.session->plain_phase(), std::memory_order_relaxed);
-  if (r.session->take_request()) g_watch_wanted.store(true, std::memory_order_relaxed);
-}
-
-// Whether nimble run keeps running after a recording was added or refused: while something is
-// live, or the automatic range may find something else.
+// Whether nimble run keeps running after a recording was added, refused or dropped: while
+// something is live, or the automatic range may find something else.
 bool keep_running(const RunState& r) {
   if (r.session->gave_up()) return false;
   if (config().range == CaptureRange::Auto) return true;
@@ -213,6 +206,15 @@ bool keep_running(const RunState& r) {
     if (rec->state != replayer::RecordingState::Dropped) return true;
   }
   return false;
+}
+
+// After every change of the session: what the lock-free paths read. Once nothing is left to
+// replay or find, the wrappers take the idle path (calls go straight to the driver).
+void publish(RunState& r) {
+  release_frees(r);
+  g_plain_phase.store(r.session->plain_phase(), std::memory_order_relaxed);
+  if (r.session->take_request()) g_watch_wanted.store(true, std::memory_order_relaxed);
+  if (!keep_running(r)) g_running.store(false, std::memory_order_relaxed);
 }
 
 replayer::RunSetupOptions setup_options() {
@@ -506,6 +508,19 @@ bool run_gave_up() {
   return r->stepped_aside || r->session->gave_up();
 }
 
+bool run_stopped_looking() {
+  RunState* r = run_state();
+  if (!r) return false;
+  std::lock_guard<std::mutex> lock(r->mu);
+  if (r->ready) return false;  // a recording waits to be added
+  for (const auto& rec : r->session->recordings()) {
+    if (rec->state != replayer::RecordingState::Dropped) return false;  // it may begin, rest, ask
+  }
+  // Nothing live: no iteration can complete or go stale, so no look is asked for again.
+  g_running.store(false, std::memory_order_relaxed);
+  return true;
+}
+
 bool run_concerns(std::uint64_t signature) {
   const RunState* r = run_state();
   return r && r->session->concerns(signature);
@@ -522,6 +537,7 @@ bool run_counts_plain(std::uint64_t signature) {
   if (!running()) return false;
   const bool program_runs = r->session->counts_plain(signature);
   g_plain_phase.store(r->session->plain_phase(), std::memory_order_relaxed);
+  if (!keep_running(*r)) g_running.store(false, std::memory_order_relaxed);  // (a trial that dropped its recording)
   return program_runs;
 }
 

@@ -55,6 +55,10 @@ std::optional<bool> run_adopt_ready();
 bool run_knows_period(std::uint64_t fingerprint);
 // Too many recordings were dropped: nimble run stopped looking (everything is idle now).
 bool run_gave_up();
+// The automatic range stopped looking (it found only known periods). True when nothing is live or
+// being made ready either: then nothing can ask it to look again, and nimble run stops seeing
+// calls (the caller stops recording too: the wrappers take the idle path).
+bool run_stopped_looking();
 
 // nimble run wants a new recording (the program moved on, or nothing is replayable): the
 // automatic range should look again. The hooks act on it outside nimble run's lock.
