@@ -30,6 +30,7 @@ count() {
   echo "host_cost: $name" >&2
   env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=*overhead_second_half*" --trace-children=yes \
     "--callgrind-out-file=$out/cg.$tag.%p" "${command[@]}" "$probe" "$mode" > "$out/$tag.log" 2>&1 ||
+    grep -q '^kernels_run=' "$out/$tag.log" ||  # (nimble run fails a run that recorded nothing; the probe ran)
     { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
   # The probe's process is the file with counts (nimble's CLI, run by valgrind too, has none).
   local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
@@ -37,7 +38,7 @@ count() {
   echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")" >> "$out/counts"
 }
 : > "$out/counts"
-for mode in overhead overhead-same; do
+for mode in overhead overhead-same overhead-unrepeating; do
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
@@ -45,6 +46,8 @@ command=("${run_range[@]}" -o "$out/dropped.json" --)
 count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
 command=("$build/bin/nimble" run -o "$out/auto-dropped.json" --)
 count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
+command=("$build/bin/nimble" run -o "$out/looking.json" --)
+count "automatic range, looking (no period repeats)" overhead-unrepeating
 command=("${run_range[@]}" -o "$out/same.json" --)
 count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
 command=("${run_range[@]}" -o "$out/changing.json" --)
@@ -56,13 +59,14 @@ out, launches, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rows = [line.rstrip("\n").split("|") for line in open(os.path.join(out, "counts"))]
 plain = {mode: int(total) for name, mode, total, _ in rows if name == "plain"}
 summaries = {"given range, recording dropped": "dropped", "automatic range, recording dropped": "auto-dropped",
+             "automatic range, looking (no period repeats)": "looking",
              "replaying, arguments as recorded": "same", "replaying, a scalar changes in half the kernels": "changing"}
 def state(name):
     path = os.path.join(out, summaries[name] + ".run.json") if name in summaries else None
     if not path or not os.path.exists(path):
         return "-"
     recs = json.load(open(path))["recordings"]
-    return ", ".join("%s, %d iterations replayed" % (r["state"], r.get("iterations_replayed", 0)) for r in recs)
+    return ", ".join("%s, %d iterations replayed" % (r["state"], r.get("iterations_replayed", 0)) for r in recs) or "none"
 print("Host instructions per kernel launch (callgrind, fake driver, probe_app's second half: %d launches "
       "with a copy and a sync per 200), build %s\n" % (launches, commit))
 print("| state | probe mode | all, per launch | over plain | nimble's own | recording |")

@@ -6,12 +6,36 @@
 
 namespace nimble::hooks {
 
+namespace {
+
+// The smallest p in [from, longest] with the last entry of `seq` equal to the one p before it (every
+// period's run begins so), or longest + 1. Most p fail here: the scan runs at every sync over up to
+// max_period of them, so it compares four at a time and branches once for them.
+std::size_t next_candidate(const std::vector<std::uint64_t>& seq, std::size_t from, std::size_t longest) {
+  if (from > longest) return longest + 1;  // (also: an empty seq has no last entry)
+  const std::uint64_t* end = seq.data() + seq.size() - 1;  // the last entry; end[-p] is p before it
+  const std::uint64_t last = *end;
+  std::size_t p = from;
+  for (; p + 3 <= longest; p += 4) {
+    if ((end[-static_cast<std::ptrdiff_t>(p)] == last) | (end[-static_cast<std::ptrdiff_t>(p + 1)] == last) |
+        (end[-static_cast<std::ptrdiff_t>(p + 2)] == last) | (end[-static_cast<std::ptrdiff_t>(p + 3)] == last)) {
+      break;
+    }
+  }
+  for (; p <= longest; ++p) {
+    if (end[-static_cast<std::ptrdiff_t>(p)] == last) return p;
+  }
+  return longest + 1;
+}
+
+}  // namespace
+
 std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
                               std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
   const std::size_t n = seq.size();
   if (repeats < 2) repeats = 2;
   const std::size_t longest = std::min(max_period, n / repeats);
-  for (std::size_t p = 1; p <= longest; ++p) {
+  for (std::size_t p = next_candidate(seq, 1, longest); p <= longest; p = next_candidate(seq, p + 1, longest)) {
     const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
     const std::size_t needed = std::max(span, copies * p);
     if (needed > n) continue;

@@ -134,6 +134,9 @@ void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync) 
 void RecordingWindow::note_issuer(std::uint64_t stream, std::uint64_t thread) {
   if (!auto_range_ || finished_ || windows_written_ > 0) return;
   constexpr std::size_t kMostKept = 64;
+  // Most calls come from the issuer of the one before: no set to search then.
+  if (stream == last_issuer_.first && thread == last_issuer_.second) return;
+  last_issuer_ = {stream, thread};
   if (streams_seen_.size() < kMostKept) streams_seen_.insert(stream);
   if (threads_seen_.size() < kMostKept) threads_seen_.insert(thread);
 }

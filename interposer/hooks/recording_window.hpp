@@ -99,6 +99,7 @@ class RecordingWindow {
   std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
   std::vector<std::uint64_t> window_calls_;           // the signatures of the window's calls, in order
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
+  std::pair<std::uint64_t, std::uint64_t> last_issuer_{~0ull, ~0ull};  // (stream, thread) of the last call noted
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
   std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread
   int nvtx_window_depth_ = -1;             // and its nesting depth

@@ -609,12 +609,13 @@ std::uint64_t thread_cpu_ns() {
 }
 
 // The overhead probe's iterations [from, to): `kernels` launches (scale and fill alternating;
-// scale's scalar changes every iteration when `changing`), a copy out and a sync; the profiler API
-// brackets iterations `bracket_from` to `bracket_to` (-1: left open).
+// scale's scalar changes every iteration when `changing`, its grid when `unrepeating`: no period
+// ever repeats), a copy out and a sync; the profiler API brackets iterations `bracket_from` to
+// `bracket_to` (-1: left open).
 struct OverheadLoop {
   LoopParts parts;
   int kernels, bracket_from, bracket_to;
-  bool changing;
+  bool changing, unrepeating = false;
   void run(int from, int to) {
     static float host[256];
     for (int i = from; i < to; ++i) {
@@ -625,7 +626,8 @@ struct OverheadLoop {
       void* fill_args[] = {&parts.b, &m};
       for (int k = 0; k < kernels; ++k) {
         if (k % 2 == 0) {
-          cuLaunchKernel(parts.scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+          const unsigned grid = unrepeating ? 2 + static_cast<unsigned>(i) : 2;
+          cuLaunchKernel(parts.scale, grid, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
         } else {
           cuLaunchKernel(parts.fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
         }
@@ -649,10 +651,10 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // 10 (wall clock and this thread's CPU time, which a loaded machine changes less), and the CPU time
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
-int overhead(int iterations, int kernels, bool changing, bool record_all = false) {
+int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
-  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing};
+  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -808,6 +810,7 @@ int main(int argc, char** argv) {
   if (mode == "library") return library_loop(40);
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
+  if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
   if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.
@@ -821,6 +824,6 @@ int main(int argc, char** argv) {
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
   if (mode == "own-graph") return own_graph(60);
   if (mode == "program-graph") return program_graph(4);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|library|pool|program|own-graph|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|program-graph\n");
   return 2;
 }
