@@ -193,6 +193,51 @@ TEST(PeriodExplaining, TheStepExplainsALongSpanItsRepeatedLayersDoNot) {
   EXPECT_EQ(period_explaining(seq, 40, 3, 100, 0, &no_kernels), 0u);
 }
 
+// The scan skips periods whose first comparison fails, several at a time: it must find what
+// trying every period in turn finds, whatever the lengths (the last period, one past a multiple of
+// four, the longest allowed), spans, minimum spans and kernel marks.
+TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
+  auto every_period = [](const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
+                         std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) -> std::size_t {
+    const std::size_t n = seq.size();
+    for (std::size_t p = 1; p <= std::min(max_period, n / repeats); ++p) {
+      const std::size_t needed = std::max(span, std::max(repeats, (min_span + p - 1) / p) * p);
+      if (needed > n) continue;
+      bool run = true;
+      for (std::size_t i = 0; i + p < needed && run; ++i) run = seq[n - 1 - i] == seq[n - 1 - i - p];
+      bool launches = !kernel;
+      for (std::size_t k = n - p; k < n && !launches; ++k) launches = (*kernel)[k];
+      if (run && launches) return p;
+    }
+    return 0;
+  };
+  std::uint64_t state = 12345;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  int found = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::size_t period = 1 + next() % 23, copies = 2 + next() % 4, tail = next() % 3;
+    std::vector<std::uint64_t> block(period);
+    for (auto& v : block) v = next() % 3;  // few values: many periods pass the first comparison
+    std::vector<std::uint64_t> seq;
+    for (std::size_t i = 0, head = next() % 7; i < head; ++i) seq.push_back(next() % 3);
+    for (std::size_t c = 0; c < copies; ++c) seq.insert(seq.end(), block.begin(), block.end());
+    seq.insert(seq.end(), block.begin(), block.begin() + static_cast<std::ptrdiff_t>(std::min(tail, period)));
+    std::vector<bool> kernel(seq.size());
+    for (std::size_t k = 0; k < kernel.size(); ++k) kernel[k] = next() % 4 == 0;
+    const std::size_t span = next() % (seq.size() + 2), repeats = 2 + next() % 2, min_span = next() % 12;
+    const std::size_t max_period = 1 + next() % 30;
+    const std::vector<bool>* const kinds[] = {nullptr, &kernel};
+    for (const std::vector<bool>* marks : kinds) {
+      const std::size_t want = every_period(seq, span, repeats, max_period, min_span, marks);
+      ASSERT_EQ(period_explaining(seq, span, repeats, max_period, min_span, marks), want)
+          << "round " << round << ", " << seq.size() << " entries";
+      found += want != 0;
+    }
+  }
+  EXPECT_GT(found, 1000);  // the rounds found periods, not only none
+  EXPECT_EQ(period_explaining({}, 0, 3, 100), 0u);
+}
+
 TEST(AutoRange, IdenticalLayersWithAHeadAreNotASubPeriod) {
   // Twelve identical blocks, an embedding before and a head after: the blocks cover 36 of 41
   // entries (88%), below the default 98%: the iteration stays whole.
