@@ -66,6 +66,7 @@ struct RunState {
   std::string summary_path;
   std::optional<std::string> api_missing;  // set once the driver API was looked up: what it lacks ("" none)
   std::optional<Prepared> ready;  // made on nimble's thread, until the program's next GPU call adds it
+  std::size_t preparing = 0;      // recorded iterations handed to nimble's thread and not ready yet
 };
 std::atomic<RunState*> g_run{nullptr};
 
@@ -200,12 +201,10 @@ RunState& make_run_state() {
 // Whether nimble run keeps running after a recording was added, refused or dropped: while
 // something is live, or the automatic range may find something else.
 bool keep_running(const RunState& r) {
-  if (r.session->gave_up()) return false;
-  if (config().range == CaptureRange::Auto) return true;
   for (const auto& rec : r.session->recordings()) {
-    if (rec->state != replayer::RecordingState::Dropped) return true;
+    if (rec->state != replayer::RecordingState::Dropped) return true;  // (after giving up too: it replays on)
   }
-  return false;
+  return config().range == CaptureRange::Auto && !r.session->gave_up();
 }
 
 // After every change of the session: what the lock-free paths read. Once nothing is left to
@@ -433,6 +432,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
   {
     std::lock_guard<std::mutex> lock(r.mu);
     if (load_api(r)) r.api.ctx_get_current(&context);
+    ++r.preparing;
   }
   const std::uint64_t handed = now_ns();
   return [&r, recorded, handed, context](trace::Trace& trace, double build_ms, const std::optional<std::string>& build_error) {
@@ -457,6 +457,7 @@ TraceWriter::Before run_prepare_in_background(const RecordedIteration& recorded)
     p.ready_ns = now_ns();
     std::lock_guard<std::mutex> lock(r.mu);
     r.ready = std::move(p);
+    --r.preparing;
     g_recording_ready.store(true, std::memory_order_release);
   };
 }
@@ -512,7 +513,7 @@ bool run_stopped_looking() {
   RunState* r = run_state();
   if (!r) return false;
   std::lock_guard<std::mutex> lock(r->mu);
-  if (r->ready) return false;  // a recording waits to be added
+  if (r->ready || r->preparing) return false;  // a recording is being made ready, or waits to be added
   for (const auto& rec : r->session->recordings()) {
     if (rec->state != replayer::RecordingState::Dropped) return false;  // it may begin, rest, ask
   }
