@@ -9,8 +9,8 @@ namespace nimble::hooks {
 namespace {
 
 // The smallest p in [from, longest] with the last entry of `seq` equal to the one p before it (every
-// period's run begins so), or longest + 1. Most p fail here: the scan runs at every sync over up to
-// max_period of them, so it compares four at a time and branches once for them.
+// period's run begins so), or longest + 1. Most p fail here: the scan compares four at a time and
+// branches once for them.
 std::size_t next_candidate(const std::vector<std::uint64_t>& seq, std::size_t from, std::size_t longest) {
   if (from > longest) return longest + 1;  // (also: an empty seq has no last entry)
   const std::uint64_t* end = seq.data() + seq.size() - 1;  // the last entry; end[-p] is p before it
@@ -28,14 +28,13 @@ std::size_t next_candidate(const std::vector<std::uint64_t>& seq, std::size_t fr
   return longest + 1;
 }
 
-}  // namespace
-
-std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
-                              std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
+// period_explaining over the candidates `next(after)` gives in increasing order (the smallest
+// candidate above `after`, or more than `longest` when there is none).
+template <class Next>
+std::size_t first_explaining(const std::vector<std::uint64_t>& seq, std::size_t longest, Next&& next, std::size_t span,
+                             std::size_t repeats, std::size_t min_span, const std::vector<bool>* kernel) {
   const std::size_t n = seq.size();
-  if (repeats < 2) repeats = 2;
-  const std::size_t longest = std::min(max_period, n / repeats);
-  for (std::size_t p = next_candidate(seq, 1, longest); p <= longest; p = next_candidate(seq, p + 1, longest)) {
+  for (std::size_t p = next(0); p <= longest; p = next(p)) {
     const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
     const std::size_t needed = std::max(span, copies * p);
     if (needed > n) continue;
@@ -51,6 +50,65 @@ std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t
     return p;
   }
   return 0;
+}
+
+}  // namespace
+
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
+                              std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
+  repeats = std::max<std::size_t>(repeats, 2);
+  const std::size_t longest = std::min(max_period, seq.size() / repeats);
+  return first_explaining(
+      seq, longest, [&](std::size_t after) { return next_candidate(seq, after + 1, longest); }, span, repeats, min_span,
+      kernel);
+}
+
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
+                              std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span,
+                              const std::vector<bool>* kernel) {
+  repeats = std::max<std::size_t>(repeats, 2);
+  const std::size_t longest = std::min(max_period, seq.size() / repeats);
+  std::size_t k = 0;
+  return first_explaining(
+      seq, longest, [&](std::size_t) { return k < distances.size() ? distances[k++] : longest + 1; }, span, repeats,
+      min_span, kernel);
+}
+
+void EarlierOccurrences::push(std::uint64_t value) {
+  const std::uint64_t here = base_ + previous_.size() + 1;
+  auto [it, first] = last_.try_emplace(value, here);
+  previous_.push_back(first ? 0 : it->second);
+  it->second = here;
+}
+
+void EarlierOccurrences::drop_front(std::size_t count) {
+  count = std::min(count, previous_.size());
+  previous_.erase(previous_.begin(), previous_.begin() + static_cast<std::ptrdiff_t>(count));
+  base_ += count;
+  // Values last seen before the log's start are forgotten once they could be half the map (a
+  // program whose shapes keep changing would grow it without end).
+  if (last_.size() > 2 * previous_.size() + 64) {
+    for (auto it = last_.begin(); it != last_.end();) it = it->second <= base_ ? last_.erase(it) : std::next(it);
+  }
+}
+
+void EarlierOccurrences::clear() {
+  previous_.clear();
+  last_.clear();
+  base_ = 0;
+}
+
+std::vector<std::size_t> EarlierOccurrences::distances(std::size_t longest) const {
+  std::vector<std::size_t> out;
+  if (previous_.empty()) return out;
+  const std::uint64_t last = base_ + previous_.size();  // 1 + the last entry's absolute index
+  for (std::uint64_t at = previous_.back(); at > base_;) {  // (at <= base_: before the log's start, or none)
+    const std::uint64_t p = last - at;
+    if (p > longest) break;
+    out.push_back(static_cast<std::size_t>(p));
+    at = previous_[static_cast<std::size_t>(at - 1 - base_)];
+  }
+  return out;
 }
 
 std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
@@ -118,6 +176,7 @@ void AutoRange::trim_history() {
   // is checked (a stretch between syncs can be longer); drop in big steps to stay amortised O(1).
   const std::size_t keep = std::max(options_.repeats * options_.max_period, match_distance_) + 1;
   if (history_.size() > 2 * keep) {
+    earlier_.drop_front(history_.size() - keep);
     history_.erase(history_.begin(), history_.end() - keep);
     kernels_.erase(kernels_.begin(), kernels_.end() - keep);
   }
@@ -137,6 +196,7 @@ void AutoRange::restart(int iteration) {
   from_remembered_ = false;
   history_.clear();
   kernels_.clear();
+  earlier_.clear();
   phase_ = Phase::Detecting;
   last_sync_ = 0;
   last_check_ = total_;
@@ -153,6 +213,7 @@ void AutoRange::prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks) 
   for (const auto& [signature, kernel] : tasks) {
     history_.push_back(signature);
     kernels_.push_back(kernel);
+    earlier_.push(signature);
     ++total_;
   }
   last_check_ = total_;
@@ -184,8 +245,7 @@ bool AutoRange::look_while_quiet(bool host_sync) {
   }
   last_check_ = total_;
   const auto span = static_cast<std::size_t>(options_.quiet_cover * static_cast<double>(std::min(quiet_for, history_.size())));
-  const std::size_t p = period_explaining(history_, span, options_.repeats, options_.max_period, options_.min_span,
-                                          options_.require_kernel ? &kernels_ : nullptr);
+  const std::size_t p = explaining_period(span);
   if (p != 0) begin_waiting(p, p, phase_after_last_sync(p), period_fingerprint(history_, p), false);
   return true;
 }
@@ -231,9 +291,15 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
   phase_ = Phase::Waiting;
 }
 
+std::size_t AutoRange::explaining_period(std::size_t span) const {
+  return period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
+                           options_.min_span, options_.require_kernel ? &kernels_ : nullptr);
+}
+
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
   history_.push_back(signature);
   kernels_.push_back(kernel);
+  earlier_.push(signature);
   ++total_;
   trim_history();
 
@@ -264,9 +330,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;
       last_check_ = total_;
-      const std::size_t p =
-          smallest_repeating_period(history_, options_.repeats, options_.max_period, options_.min_span,
-                                    options_.require_kernel ? &kernels_ : nullptr);
+      const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from where the last task occurred)
       if (p == 0) return Action::None;
       if (host_sync && p != total_ - previous_sync && begin_sub_period(p)) return Action::None;
       begin_waiting(p, p, host_sync ? 0 : phase_after_last_sync(p), period_fingerprint(history_, p), host_sync);

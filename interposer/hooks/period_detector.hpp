@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,29 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
 // micro-batches repeated inside a step explain a part of a long span, the step all of it.
 std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
                               std::size_t max_period, std::size_t min_span = 0, const std::vector<bool>* kernel = nullptr);
+// The same, trying only `distances` (increasing): every p at which the last entry of `seq` occurred
+// before, as EarlierOccurrences gives them. (Every period's run begins so.)
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
+                              std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span = 0,
+                              const std::vector<bool>* kernel = nullptr);
+
+// A log's entries and where each occurred before, kept beside AutoRange's history: for the last
+// entry, the distances back to its earlier occurrences, nearest first, found by following them
+// rather than by comparing every distance (the search runs at every host sync, over up to
+// max_period distances).
+class EarlierOccurrences {
+ public:
+  void push(std::uint64_t value);      // appended to the log
+  void drop_front(std::size_t count);  // the log's first `count` entries are gone
+  void clear();
+  // The distances p, 1 <= p <= longest, at which the log's last entry occurred before, increasing.
+  std::vector<std::size_t> distances(std::size_t longest) const;
+
+ private:
+  std::vector<std::uint64_t> previous_;  // per entry kept: 1 + the absolute index of its previous occurrence (0: none)
+  std::unordered_map<std::uint64_t, std::uint64_t> last_;  // value -> 1 + the absolute index of its last occurrence
+  std::uint64_t base_ = 0;  // absolute index of the first entry kept
+};
 
 // A run of identical blocks that tiles nearly all of a period: a program that reads its loss on
 // the host only every N steps has a period of N steps between syncs, and one step is the
@@ -134,9 +158,13 @@ class AutoRange {
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
   void trim_history();
 
+  // period_explaining over the history, trying only where the last task occurred before.
+  std::size_t explaining_period(std::size_t span) const;
+
   Options options_;
   std::vector<std::uint64_t> history_;
   std::vector<bool> kernels_;  // parallel to history_
+  EarlierOccurrences earlier_;  // of history_
   Phase phase_ = Phase::Detecting;
   std::size_t total_ = 0;
   std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)

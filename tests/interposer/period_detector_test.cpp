@@ -226,16 +226,56 @@ TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
     for (std::size_t k = 0; k < kernel.size(); ++k) kernel[k] = next() % 4 == 0;
     const std::size_t span = next() % (seq.size() + 2), repeats = 2 + next() % 2, min_span = next() % 12;
     const std::size_t max_period = 1 + next() % 30;
+    EarlierOccurrences earlier;  // (AutoRange's way: from where the last entry occurred before)
+    for (std::uint64_t v : seq) earlier.push(v);
+    const std::vector<std::size_t> distances = earlier.distances(max_period);
     const std::vector<bool>* const kinds[] = {nullptr, &kernel};
     for (const std::vector<bool>* marks : kinds) {
       const std::size_t want = every_period(seq, span, repeats, max_period, min_span, marks);
       ASSERT_EQ(period_explaining(seq, span, repeats, max_period, min_span, marks), want)
           << "round " << round << ", " << seq.size() << " entries";
+      ASSERT_EQ(period_explaining(seq, distances, span, repeats, max_period, min_span, marks), want)
+          << "round " << round << ", from earlier occurrences";
       found += want != 0;
     }
   }
   EXPECT_GT(found, 1000);  // the rounds found periods, not only none
   EXPECT_EQ(period_explaining({}, 0, 3, 100), 0u);
+}
+
+// Where the log's last entry occurred before, as AutoRange keeps it beside a history whose front
+// it drops now and then: the same distances as comparing every one, within what is kept.
+TEST(EarlierOccurrences, GivesEveryDistanceBackToTheLastEntryWithinTheLogKept) {
+  std::uint64_t state = 99;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  EarlierOccurrences earlier;
+  std::vector<std::uint64_t> log;
+  for (int step = 0; step < 20000; ++step) {
+    // Mostly a few values, sometimes a new one each time (a shape that keeps changing).
+    const std::uint64_t v = next() % 10 == 0 ? 1000 + static_cast<std::uint64_t>(step) : next() % 5;
+    log.push_back(v);
+    earlier.push(v);
+    if (next() % 97 == 0) {  // the front goes, as AutoRange trims its history
+      const std::size_t count = next() % (log.size() + 1);
+      log.erase(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(count));
+      earlier.drop_front(count);
+    }
+    if (log.empty()) {
+      EXPECT_TRUE(earlier.distances(100).empty());
+      continue;
+    }
+    const std::size_t longest = next() % 60;
+    std::vector<std::size_t> want;
+    for (std::size_t p = 1; p <= longest && p < log.size(); ++p) {
+      if (log[log.size() - 1 - p] == log.back()) want.push_back(p);
+    }
+    ASSERT_EQ(earlier.distances(longest), want) << "step " << step << ", " << log.size() << " kept";
+  }
+  earlier.clear();
+  EXPECT_TRUE(earlier.distances(10).empty());
+  earlier.push(7);
+  earlier.push(7);
+  EXPECT_EQ(earlier.distances(10), (std::vector<std::size_t>{1}));  // nothing from before the clear
 }
 
 TEST(AutoRange, IdenticalLayersWithAHeadAreNotASubPeriod) {
