@@ -6,35 +6,26 @@
 
 namespace nimble::hooks {
 
-namespace {
-
-// The smallest p in [from, longest] with the last entry of `seq` equal to the one p before it (every
-// period's run begins so), or longest + 1. Most p fail here: the scan compares four at a time and
-// branches once for them.
-std::size_t next_candidate(const std::vector<std::uint64_t>& seq, std::size_t from, std::size_t longest) {
-  if (from > longest) return longest + 1;  // (also: an empty seq has no last entry)
-  const std::uint64_t* end = seq.data() + seq.size() - 1;  // the last entry; end[-p] is p before it
-  const std::uint64_t last = *end;
-  std::size_t p = from;
-  for (; p + 3 <= longest; p += 4) {
-    if ((end[-static_cast<std::ptrdiff_t>(p)] == last) | (end[-static_cast<std::ptrdiff_t>(p + 1)] == last) |
-        (end[-static_cast<std::ptrdiff_t>(p + 2)] == last) | (end[-static_cast<std::ptrdiff_t>(p + 3)] == last)) {
-      break;
-    }
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
+                              std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
+  // Every period's run begins with the last entry equal to the one p before it: those p are the
+  // candidates (AutoRange keeps them as tasks come, EarlierOccurrences).
+  std::vector<std::size_t> distances;
+  const std::size_t longest = std::min(max_period, seq.size() / std::max<std::size_t>(repeats, 2));
+  for (std::size_t p = 1; p <= longest; ++p) {
+    if (seq[seq.size() - 1 - p] == seq.back()) distances.push_back(p);
   }
-  for (; p <= longest; ++p) {
-    if (end[-static_cast<std::ptrdiff_t>(p)] == last) return p;
-  }
-  return longest + 1;
+  return period_explaining(seq, distances, span, repeats, max_period, min_span, kernel);
 }
 
-// period_explaining over the candidates `next(after)` gives in increasing order (the smallest
-// candidate above `after`, or more than `longest` when there is none).
-template <class Next>
-std::size_t first_explaining(const std::vector<std::uint64_t>& seq, std::size_t longest, Next&& next, std::size_t span,
-                             std::size_t repeats, std::size_t min_span, const std::vector<bool>* kernel) {
+std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
+                              std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span,
+                              const std::vector<bool>* kernel) {
   const std::size_t n = seq.size();
-  for (std::size_t p = next(0); p <= longest; p = next(p)) {
+  repeats = std::max<std::size_t>(repeats, 2);
+  const std::size_t longest = std::min(max_period, n / repeats);
+  for (const std::size_t p : distances) {
+    if (p > longest) break;
     const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
     const std::size_t needed = std::max(span, copies * p);
     if (needed > n) continue;
@@ -50,28 +41,6 @@ std::size_t first_explaining(const std::vector<std::uint64_t>& seq, std::size_t 
     return p;
   }
   return 0;
-}
-
-}  // namespace
-
-std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
-                              std::size_t max_period, std::size_t min_span, const std::vector<bool>* kernel) {
-  repeats = std::max<std::size_t>(repeats, 2);
-  const std::size_t longest = std::min(max_period, seq.size() / repeats);
-  return first_explaining(
-      seq, longest, [&](std::size_t after) { return next_candidate(seq, after + 1, longest); }, span, repeats, min_span,
-      kernel);
-}
-
-std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
-                              std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span,
-                              const std::vector<bool>* kernel) {
-  repeats = std::max<std::size_t>(repeats, 2);
-  const std::size_t longest = std::min(max_period, seq.size() / repeats);
-  std::size_t k = 0;
-  return first_explaining(
-      seq, longest, [&](std::size_t) { return k < distances.size() ? distances[k++] : longest + 1; }, span, repeats,
-      min_span, kernel);
 }
 
 void EarlierOccurrences::push(std::uint64_t value) {
@@ -210,12 +179,7 @@ void AutoRange::restart(int iteration) {
 }
 
 void AutoRange::prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks) {
-  for (const auto& [signature, kernel] : tasks) {
-    history_.push_back(signature);
-    kernels_.push_back(kernel);
-    earlier_.push(signature);
-    ++total_;
-  }
+  for (const auto& [signature, kernel] : tasks) append(signature, kernel);
   last_check_ = total_;
   trim_history();
 }
@@ -296,11 +260,15 @@ std::size_t AutoRange::explaining_period(std::size_t span) const {
                            options_.min_span, options_.require_kernel ? &kernels_ : nullptr);
 }
 
-AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
+void AutoRange::append(std::uint64_t signature, bool kernel) {
   history_.push_back(signature);
   kernels_.push_back(kernel);
   earlier_.push(signature);
   ++total_;
+}
+
+AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
+  append(signature, kernel);
   trim_history();
 
   switch (phase_) {

@@ -156,6 +156,7 @@ class AutoRange {
   bool met_remembered() const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
+  void append(std::uint64_t signature, bool kernel);  // to history_, kernels_ and earlier_
   void trim_history();
 
   // period_explaining over the history, trying only where the last task occurred before.
