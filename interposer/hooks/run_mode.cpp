@@ -198,22 +198,32 @@ RunState& make_run_state() {
   return *r;
 }
 
-// Whether nimble run keeps running after a recording was added, refused or dropped: while
-// something is live, or the automatic range may find something else.
-bool keep_running(const RunState& r) {
+// A recording that may still begin an iteration, rest or ask for a look (after giving up too).
+bool any_live(const RunState& r) {
   for (const auto& rec : r.session->recordings()) {
-    if (rec->state != replayer::RecordingState::Dropped) return true;  // (after giving up too: it replays on)
+    if (rec->state != replayer::RecordingState::Dropped) return true;
   }
-  return config().range == CaptureRange::Auto && !r.session->gave_up();
+  return false;
 }
 
-// After every change of the session: what the lock-free paths read. Once nothing is left to
-// replay or find, the wrappers take the idle path (calls go straight to the driver).
+// Whether nimble run keeps running after a recording was added, refused or dropped: while
+// something is live (it replays on), or the automatic range may find something else.
+bool keep_running(const RunState& r) {
+  return any_live(r) || (config().range == CaptureRange::Auto && !r.session->gave_up());
+}
+
+// Once nothing is left to replay or find, the wrappers take the idle path (calls go straight to
+// the driver).
+void idle_if_done(const RunState& r) {
+  if (!keep_running(r)) g_running.store(false, std::memory_order_relaxed);
+}
+
+// After every change of the session: what the lock-free paths read.
 void publish(RunState& r) {
   release_frees(r);
   g_plain_phase.store(r.session->plain_phase(), std::memory_order_relaxed);
   if (r.session->take_request()) g_watch_wanted.store(true, std::memory_order_relaxed);
-  if (!keep_running(r)) g_running.store(false, std::memory_order_relaxed);
+  idle_if_done(r);
 }
 
 replayer::RunSetupOptions setup_options() {
@@ -513,10 +523,8 @@ bool run_stopped_looking() {
   RunState* r = run_state();
   if (!r) return false;
   std::lock_guard<std::mutex> lock(r->mu);
-  if (r->ready || r->preparing) return false;  // a recording is being made ready, or waits to be added
-  for (const auto& rec : r->session->recordings()) {
-    if (rec->state != replayer::RecordingState::Dropped) return false;  // it may begin, rest, ask
-  }
+  // A recording is being made ready, waits to be added, or is live (it may begin, rest, ask).
+  if (r->ready || r->preparing || any_live(*r)) return false;
   // Nothing live: no iteration can complete or go stale, so no look is asked for again.
   g_running.store(false, std::memory_order_relaxed);
   return true;
@@ -538,7 +546,7 @@ bool run_counts_plain(std::uint64_t signature) {
   if (!running()) return false;
   const bool program_runs = r->session->counts_plain(signature);
   g_plain_phase.store(r->session->plain_phase(), std::memory_order_relaxed);
-  if (!keep_running(*r)) g_running.store(false, std::memory_order_relaxed);  // (a trial that dropped its recording)
+  idle_if_done(*r);  // (a trial that dropped its recording)
   return program_runs;
 }
 
