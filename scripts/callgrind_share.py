@@ -46,8 +46,6 @@ def share(path, library, below):
                 cob = name("ob", line[4:])
             elif line.startswith("calls="):
                 after_calls = True
-            elif line.startswith("fl=") or line.startswith("fi=") or line.startswith("fe="):
-                pass
     return into - out_of
 
 

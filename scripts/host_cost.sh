@@ -23,46 +23,44 @@ export NIMBLE_LIBCUDA=$build/tests/interposer/libfake_cuda.so NIMBLE_CUPTI=0 FAK
 launches=$((1000 * 200))  # the second half: 1000 iterations of 200 launches
 run_range=("$build/bin/nimble" run --capture-range cudaProfilerApi --iteration 1)
 
-# One state: a name, the probe's mode, then the command (and environment) in front of the probe.
+# One state: a name, the probe's mode, then its environment; `command` is what runs the probe
+# (nimble run with its range, or nothing), given its trace here: the summary beside it says what
+# became of the recording.
 count() {
   local name=$1 mode=$2; shift 2
   local tag; tag=$(echo "$name-$mode" | tr -c 'a-z0-9' '-')
+  local run=() summary=""
+  if ((${#command[@]})); then run=("${command[@]}" -o "$out/$tag.json" --); summary="$out/$tag.run.json"; fi
   echo "host_cost: $name" >&2
   env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=*overhead_second_half*" --trace-children=yes \
-    "--callgrind-out-file=$out/cg.$tag.%p" "${command[@]}" "$probe" "$mode" > "$out/$tag.log" 2>&1 ||
+    "--callgrind-out-file=$out/cg.$tag.%p" "${run[@]}" "$probe" "$mode" > "$out/$tag.log" 2>&1 ||
     grep -q '^kernels_run=' "$out/$tag.log" ||  # (nimble run fails a run that recorded nothing; the probe ran)
     { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
   # The probe's process is the file with counts (nimble's CLI, run by valgrind too, has none).
   local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
   local total; total=$(awk '/^totals:/ {print $2}' "$file")
-  echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")" >> "$out/counts"
+  echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")|$summary" >> "$out/counts"
 }
 : > "$out/counts"
 for mode in overhead overhead-same overhead-unrepeating; do
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
-command=("${run_range[@]}" -o "$out/dropped.json" --)
+command=("${run_range[@]}")
 count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
-command=("$build/bin/nimble" run -o "$out/auto-dropped.json" --)
+command=("$build/bin/nimble" run)
 count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
-command=("$build/bin/nimble" run -o "$out/looking.json" --)
 count "automatic range, looking (no period repeats)" overhead-unrepeating
-command=("${run_range[@]}" -o "$out/same.json" --)
+command=("${run_range[@]}")
 count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
-command=("${run_range[@]}" -o "$out/changing.json" --)
 count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0
 
 python3 - "$out" "$launches" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY' | tee "$out/host-cost.md"
 import json, os, sys
 out, launches, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rows = [line.rstrip("\n").split("|") for line in open(os.path.join(out, "counts"))]
-plain = {mode: int(total) for name, mode, total, _ in rows if name == "plain"}
-summaries = {"given range, recording dropped": "dropped", "automatic range, recording dropped": "auto-dropped",
-             "automatic range, looking (no period repeats)": "looking",
-             "replaying, arguments as recorded": "same", "replaying, a scalar changes in half the kernels": "changing"}
-def state(name):
-    path = os.path.join(out, summaries[name] + ".run.json") if name in summaries else None
+plain = {mode: int(total) for name, mode, total, _, _ in rows if name == "plain"}
+def state(path):
     if not path or not os.path.exists(path):
         return "-"
     recs = json.load(open(path))["recordings"]
@@ -71,10 +69,10 @@ print("Host instructions per kernel launch (callgrind, fake driver, probe_app's 
       "with a copy and a sync per 200), build %s\n" % (launches, commit))
 print("| state | probe mode | all, per launch | over plain | nimble's own | recording |")
 print("| --- | --- | --- | --- | --- | --- |")
-for name, mode, total, own in rows:
+for name, mode, total, own, summary in rows:
     per = int(total) / launches
     over = "-" if name == "plain" else "%+.0f" % ((int(total) - plain[mode]) / launches)
-    print("| %s | %s | %.0f | %s | %.0f | %s |" % (name, mode, per, over, int(own) / launches, state(name)))
+    print("| %s | %s | %.0f | %s | %.0f | %s |" % (name, mode, per, over, int(own) / launches, state(summary)))
 print("\n\"nimble's own\": what the probe's calls into libnimble.so cost, less what libnimble.so's calls into "
       "the fake driver cost (scripts/callgrind_share.py). \"Over plain\" also counts the fake driver doing other "
       "work under replay (graph launches instead of kernel launches).")
