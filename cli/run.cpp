@@ -46,7 +46,9 @@ void add_run_command(CLI::App& app) {
       "(" + settings::assignment(settings::run_trial) +
       ": blocks of plain and replayed iterations, timed) shows replay is faster;\n"
       "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
-      "Programs that launch their own CUDA graphs are left alone. See docs/replay.md.");
+      "A program's own CUDA graphs (torch.cuda.graph, reduce-overhead, XLA command buffers) are\n"
+      "launched by its own calls, in place, between nimble's graphs; an iteration made of nothing\n"
+      "else is left alone. See docs/replay.md.");
   add_recording_options(*cmd, *options);
   cmd->add_option("--piece", options->run_piece,
                   "launch at most this many ops per graph, so the GPU starts before the program has issued "

@@ -225,7 +225,9 @@ CUresult on_graph_launch(H h, PFN_cuGraphLaunch_v10000 real, CUgraphExec exec, C
                        }
                        event.detail["opaque_because"] = why_not;
                        event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
-                     });
+                     },
+                     // nimble run: matched against the recording, then launched by this call in place.
+                     [&] { return std::optional<replayer::GpuCall>(replayer::GraphLaunchCall{reinterpret_cast<std::uintptr_t>(exec)}); });
 }
 
 }  // namespace nimble::hooks

@@ -354,14 +354,14 @@ Prepared prepare(const RunState& r, trace::Trace& trace, const RecordedIteration
 bool adopt(RunState& r, Prepared p) {
   const RecordedIteration& recorded = p.recorded;
   if (p.own_graphs && !recorded.side_exit) {
-    // nimble run does not replay the program's own graphs yet: it steps aside for good rather
-    // than keep looking, so the program runs at the idle cost. (A side exit's stretch that launches
+    // An iteration of the program's own graph launches and nothing nimble could launch: it steps
+    // aside for good rather than keep looking, so the program runs at the idle cost. (A side exit's stretch that launches
     // them is only refused: the iteration it leaves is still replayed.)
     r.refusals.push_back(recorded.path + ": " + p.refused_because);
     r.stepped_aside = true;
     g_running.store(false, std::memory_order_relaxed);
-    say("not replaying " + recorded.path + ": the iteration launches the program's own CUDA graphs (cuGraphLaunch), "
-        "which nimble run does not replay; it steps aside and the program runs as it is.");
+    say("not replaying " + recorded.path + ": the iteration launches the program's own CUDA graphs (cuGraphLaunch) "
+        "and nothing else nimble could launch for it; it steps aside and the program runs as it is.");
     return false;
   }
   double rebuilt_ms = 0;

@@ -185,6 +185,16 @@ CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, Argument
   return result;
 }
 
+CallCheck check_graph_launch(const Op& recorded, const GraphLaunchCall& call) {
+  if (call.exec != recorded.graph_exec) {
+    return mismatch(recorded, "a different graph of the program's (recorded exec " + trace::hex_address(recorded.graph_exec) +
+                                  ", launched " + trace::hex_address(call.exec) + ")");
+  }
+  CallCheck result;
+  result.matches = true;
+  return result;
+}
+
 IterationMatcher::IterationMatcher(const ReplayPlan& plan, IsDevicePointer is_device_pointer, ArgumentRule rule)
     : plan_(plan), is_device_pointer_(std::move(is_device_pointer)), rule_(rule), patches_(plan.ops.size()),
       host_ends_(plan.ops.size(), 0) {
@@ -213,7 +223,7 @@ CallCheck IterationMatcher::advance(const Call& call, OpKind kind, const char* w
   }
   const Op& op = plan_.ops[position_];
   if (op.kind != kind) {
-    static const char* const kinds[] = {"kernel launch", "copy", "memset", "nothing"};  // OpKind order
+    static const char* const kinds[] = {"kernel launch", "copy", "memset", "nothing", "graph launch"};  // OpKind order
     return mismatch(op, std::string("expected a ") + kinds[static_cast<int>(op.kind)] + ", the program issued a " + what);
   }
   if (op.program_stream != 0 && call.stream != op.program_stream) {
@@ -250,6 +260,10 @@ CallCheck IterationMatcher::next(const CopyCall& call) {
 
 CallCheck IterationMatcher::next(const MemsetCall& call) {
   return advance(call, OpKind::Memset, "memset", [&](const Op& op, const MemsetCall& c) { return check_memset_call(op, c, rule_); });
+}
+
+CallCheck IterationMatcher::next(const GraphLaunchCall& call) {
+  return advance(call, OpKind::Graph, "graph launch", [](const Op& op, const GraphLaunchCall& c) { return check_graph_launch(op, c); });
 }
 
 }  // namespace nimble::replayer

@@ -6,12 +6,13 @@ namespace nimble::replayer {
 namespace {
 
 // Ops a skipped call can stand for: work the short-circuit launches from its graphs. A host copy
-// or a sync inside a library call needs the program's own call.
+// a sync or a graph launch inside a library call needs the program's own call.
 std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::size_t end, bool has_key) {
   if (!has_key) return "the recorder computed no key for its inputs";
   for (std::size_t i = first; i < end; ++i) {
     const Op& op = plan.ops[i];
     if (op.kind == OpKind::Nop) return describe_op(op) + " inside it launches nothing (a sync)";
+    if (op.kind == OpKind::Graph) return describe_op(op) + " inside it launches the program's own graph";
     if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
       return describe_op(op) + " inside it copies to or from the host";
     }

@@ -283,7 +283,7 @@ ReplayPlan with_program_pointers(ReplayPlan plan) {
   return plan;
 }
 
-PlanResult build_plan(const trace::Trace& trace) {
+PlanResult build_plan(const trace::Trace& trace, ProgramGraphs graphs) {
   PlanResult result;
   ReplayPlan plan;
   std::map<trace::TaskId, std::size_t> index_of;
@@ -319,35 +319,42 @@ PlanResult build_plan(const trace::Trace& trace) {
     std::map<std::int64_t, Allocation> freed;  // the freed allocations this task touches
     try {
       const trace::TaskKind kind = trace::kind_of(task);
-      if (kind != TaskKind::Kernel && kind != TaskKind::Memcpy && kind != TaskKind::Memset && !orders_only(kind)) {
+      const bool launch = kind == TaskKind::Graph || kind == TaskKind::GraphLaunch;
+      if (graphs == ProgramGraphs::RunByProgram && (launch || trace::is_graph_node(task))) {
+        // The program's call launches its graph: what its nodes read, write and take as
+        // arguments is not nimble's to replay (a node is a Nop that keeps its place).
+        op.kind = trace::is_graph_node(task) ? OpKind::Nop : OpKind::Graph;
+        if (op.kind == OpKind::Graph) op.graph_exec = read_field(where, [&] { return trace::read_graph_exec(task); });
+      } else if (kind != TaskKind::Kernel && kind != TaskKind::Memcpy && kind != TaskKind::Memset && !orders_only(kind)) {
         result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
                                   "replayed (only kernel, memcpy, memset, and tasks that only order others: " +
                                   orders_only_names() + ")");
         continue;
-      }
-      plan.host_functions += kind == TaskKind::HostFunc;
-      std::optional<trace::CopyRecord> copy;
-      if (kind == TaskKind::Memcpy) copy = read_field(where, [&] { return trace::read_copy(task); });
-      const auto mem = read_field(where, [&] { return trace::read_mem(task); });
-      freed = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
-      if (kind == TaskKind::Kernel) {
-        const auto recorded = read_field(where, [&] { return trace::read_kernel(task); });
-        op.kind = OpKind::Kernel;
-        op.kernel = kernel_op(recorded, where);
-        fix_kernel_pointers(recorded.args, where, op.kernel, freed, shadows, result.problems);
-      } else if (kind == TaskKind::Memcpy) {
-        op.kind = copy_op(*copy, where, op.copy) ? OpKind::Copy : OpKind::Nop;
-        if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
-          plan.host_bytes = std::max(plan.host_bytes, op.copy.bytes);
-        }
-        if (op.copy.direction != CopyDirection::HtoD) op.copy.src_shadow = shadow_of(op.copy.src, freed, shadows);
-        if (op.copy.direction != CopyDirection::DtoH) op.copy.dst_shadow = shadow_of(op.copy.dst, freed, shadows);
-      } else if (kind == TaskKind::Memset) {
-        op.kind = OpKind::Memset;
-        op.memset = memset_op(read_field(where, [&] { return trace::read_memset(task); }));
-        op.memset.dst_shadow = shadow_of(op.memset.dst, freed, shadows);
       } else {
-        op.kind = OpKind::Nop;
+        plan.host_functions += kind == TaskKind::HostFunc;
+        std::optional<trace::CopyRecord> copy;
+        if (kind == TaskKind::Memcpy) copy = read_field(where, [&] { return trace::read_copy(task); });
+        const auto mem = read_field(where, [&] { return trace::read_mem(task); });
+        freed = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
+        if (kind == TaskKind::Kernel) {
+          const auto recorded = read_field(where, [&] { return trace::read_kernel(task); });
+          op.kind = OpKind::Kernel;
+          op.kernel = kernel_op(recorded, where);
+          fix_kernel_pointers(recorded.args, where, op.kernel, freed, shadows, result.problems);
+        } else if (kind == TaskKind::Memcpy) {
+          op.kind = copy_op(*copy, where, op.copy) ? OpKind::Copy : OpKind::Nop;
+          if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
+            plan.host_bytes = std::max(plan.host_bytes, op.copy.bytes);
+          }
+          if (op.copy.direction != CopyDirection::HtoD) op.copy.src_shadow = shadow_of(op.copy.src, freed, shadows);
+          if (op.copy.direction != CopyDirection::DtoH) op.copy.dst_shadow = shadow_of(op.copy.dst, freed, shadows);
+        } else if (kind == TaskKind::Memset) {
+          op.kind = OpKind::Memset;
+          op.memset = memset_op(read_field(where, [&] { return trace::read_memset(task); }));
+          op.memset.dst_shadow = shadow_of(op.memset.dst, freed, shadows);
+        } else {
+          op.kind = OpKind::Nop;
+        }
       }
     } catch (const FieldError& e) {
       result.problems.push_back(e.what());

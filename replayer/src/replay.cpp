@@ -193,6 +193,8 @@ void Replayer::issue(std::size_t i, CUstream s, const CallOverride& call) {
   switch (op.kind) {
     case OpKind::Nop:
       return;
+    case OpKind::Graph:  // a plan for nimble run: the program's own call launches it
+      throw ReplayError(describe_op(op) + ": a launch of the program's own graph is the program's to issue");
     case OpKind::Kernel: {
       const KernelOp& k = op.kernel;
       std::vector<CUlaunchAttribute> attrs;

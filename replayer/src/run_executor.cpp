@@ -105,7 +105,8 @@ void GraphExecutor::write_node(std::size_t op, CUgraphExec exec, const std::vect
     case OpKind::Kernel: write_kernel_node(op, exec, bytes); break;
     case OpKind::Memset: write_memset_node(op, exec, bytes); break;
     case OpKind::Copy: write_copy_node(op, exec, bytes); break;
-    case OpKind::Nop: return;
+    case OpKind::Nop:
+    case OpKind::Graph: return;  // (the program launches its own graph)
   }
   ++stats_.node_updates;
   ++updates_per_op_[op];
@@ -221,6 +222,9 @@ void GraphExecutor::issue(std::size_t op, const GpuCall& call) {
     replayer_.issue_memset(op, stream_of(op), m->dst, m->value);
   } else if (const auto* c = std::get_if<CopyCall>(&call)) {
     replayer_.issue_copy(op, stream_of(op), c->src, c->dst);  // a device-to-device copy
+  } else if (const auto* g = std::get_if<GraphLaunchCall>(&call)) {
+    check(api_, api_.graph_launch(reinterpret_cast<CUgraphExec>(static_cast<std::uintptr_t>(g->exec)), stream_of(op)),
+          "cuGraphLaunch of the program's graph (" + describe_op(plan_.ops[op]) + ")");
   }
 }
 

@@ -196,7 +196,7 @@ trace::json run_summary_json(const RunReportInput& in) {
   // No recording at all when every recorded iteration was refused (or the program's own graphs):
   // the summary then has the counts (zero) and why, without a main recording's setup and graphs.
   const Recording* main = main_recording(session, &main_index);
-  std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, false_starts = 0;
+  std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, program_graphs = 0, false_starts = 0;
   std::map<std::string, std::size_t> reasons, false_start_reasons;
   trace::json recordings = trace::json::array();
   for (std::size_t i = 0; i < session.recordings().size(); ++i) {
@@ -205,6 +205,7 @@ trace::json run_summary_json(const RunReportInput& in) {
     deferred += s.calls_deferred;
     host_copies += s.host_copies;
     collectives += s.collectives;
+    program_graphs += s.program_graphs;
     false_starts += s.false_starts;
     for (const auto& [reason, count] : s.fallbacks) reasons[reason] += count;
     for (const auto& [reason, count] : s.false_start_reasons) false_start_reasons[reason] += count;
@@ -218,6 +219,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"calls_deferred", deferred},
                          {"host_copies_run_in_place", host_copies},
                          {"collectives_run_in_place", collectives},
+                         {"program_graphs_run_in_place", program_graphs},
                          {"false_starts", false_starts},
                          {"false_start_reasons", reasons_json(false_start_reasons)},
                          {"frees_held_back", session.frees_held()},

@@ -18,6 +18,14 @@ bool launches_program_graphs(const trace::Trace& trace) {
   });
 }
 
+bool nimble_launches_anything(const ReplayPlan& plan, const std::vector<Segment>& segments) {
+  return std::any_of(segments.begin(), segments.end(), [&](const Segment& s) {
+    return !s.program_runs && std::any_of(plan.ops.begin() + static_cast<std::ptrdiff_t>(s.begin),
+                                          plan.ops.begin() + static_cast<std::ptrdiff_t>(s.end),
+                                          [](const Op& op) { return op.kind != OpKind::Nop; });
+  });
+}
+
 // Whether the program could not run replay here: the reason, or "" when it can.
 std::string why_not(const trace::Trace& trace, const PlanResult& planned, const RunSetupOptions& options) {
   if (!planned.plan) {
@@ -94,13 +102,6 @@ struct Unscheduled {
 
 PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration& recorded, const RunSetupOptions& options) {
   const Unscheduled restore{trace};
-  if (launches_program_graphs(trace)) {
-    // Its iteration is (partly) the program's own CUDA graphs (torch.cuda.graph, torch.compile
-    // with reduce-overhead, XLA command buffers), which nimble run does not replay yet.
-    PreparedRecording p = refused("the iteration launches the program's own CUDA graphs");
-    p.own_graphs = true;
-    return p;
-  }
   PlanResult planned;
   try {
     // On one stream the schedule would put every op there, in issue order, waiting for nothing:
@@ -110,7 +111,9 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
       schedule.max_streams = options.max_streams;
       scheduler::schedule_trace(trace, schedule);
     }
-    planned = build_plan(trace);
+    // The program's own CUDA graphs (torch.cuda.graph, torch.compile with reduce-overhead, XLA
+    // command buffers) are launched by its own calls, in place; nimble launches the rest.
+    planned = build_plan(trace, ProgramGraphs::RunByProgram);
   } catch (const std::exception& e) {
     return refused(e.what());
   }
@@ -148,6 +151,14 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   // Host functions are ops that only order (a segment ends there and the program's own call runs
   // then); so are event records and waits, which are not ops: a segment ends where they were.
   setup.segments = segments_of(setup.plan, options.piece, breaks);
+  if (launches_program_graphs(trace) && !nimble_launches_anything(setup.plan, setup.segments)) {
+    // Nothing but the program's own graph launches and calls it runs itself (host copies): replay
+    // could only add work. nimble run steps aside for good.
+    PreparedRecording aside = refused("the iteration launches the program's own CUDA graphs and nothing else nimble "
+                                      "could launch for it");
+    aside.own_graphs = true;
+    return aside;
+  }
   // One stream keeps the program's order: any argument may change. A schedule over several
   // streams was built from the recorded addresses: they must stay.
   p.stream_graphs = setup.plan.streams > 1;

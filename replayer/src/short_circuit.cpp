@@ -9,6 +9,7 @@
 namespace nimble::replayer {
 
 bool runs_in_program(const Op& op) {
+  if (op.kind == OpKind::Graph) return true;
   if (op.kind == OpKind::Copy) return op.copy.direction != CopyDirection::DtoD;
   return is_collective(op);
 }
@@ -37,6 +38,7 @@ std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, co
 }
 
 GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches) {
+  if (op.kind == OpKind::Graph) return GraphLaunchCall{op.graph_exec, op.program_stream};
   const std::vector<std::uint8_t> bytes = with_patches(recorded_parameters(op), patches);
   auto word = [&](std::size_t at, std::size_t size) {
     std::uint64_t v = 0;
@@ -150,10 +152,11 @@ Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   Action action = Action::Deferred;
   if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
       segments_[next_segment_].begin == op) {
-    // A host copy or a collective: everything before it is on the GPU (its segment launched when
+    // A host copy, a collective or a graph launch: everything before it is on the GPU (its segment launched when
     // its last call matched), so the program's own call runs now, in order.
     action = Action::Run;
-    ++(plan_.ops[op].kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
+    const OpKind kind = plan_.ops[op].kind;
+    ++(kind == OpKind::Graph ? summary_.program_graphs : kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
     if (hand_back_ && launched_in_iteration_ == 0) ran_.push_back({op, call, true});  // a false start hands it back, as run
   } else {
     deferred_.push_back({op, std::move(call)});
@@ -284,7 +287,9 @@ std::string ShortCircuit::summary_text() const {
   const std::size_t replayed = replayed_so_far();
   out << "nimble run: " << replayed << " iteration(s) replayed (" << summary_.segments_launched
       << " segment launches, " << summary_.calls_deferred << " calls deferred, " << summary_.host_copies
-      << " host copies run in place)";
+      << " host copies run in place";
+  if (summary_.program_graphs) out << ", " << summary_.program_graphs << " launches of the program's own graphs run in place";
+  out << ")";
   const std::size_t fallbacks = summary_.fallbacks_total;
   out << "; " << fallbacks << " fall-back(s)";
   if (summary_.false_starts) out << ", " << summary_.false_starts << " false start(s)";

@@ -526,8 +526,18 @@ int own_graph(int iterations) {
   cuStreamEndCapture(s, &graph);
   CUgraphExec exec;
   cuGraphInstantiateWithFlags(&exec, graph, 0);
+  CUgraphNode node;
+  std::size_t nodes = 1;
+  cuGraphGetNodes(graph, &node, &nodes);
   for (int i = 0; i < iterations; ++i) {
     cuMemcpyHtoDAsync(a, host, 1024, s);
+    // The program updates its graph between launches (a scalar, as XLA's command buffers do).
+    int scalar = 5 + i % 3;
+    void* update_args[] = {&a, &b, &scalar};
+    CUDA_KERNEL_NODE_PARAMS k{};
+    k.func = scale, k.gridDimX = 2, k.gridDimY = k.gridDimZ = 1, k.blockDimX = 64, k.blockDimY = k.blockDimZ = 1;
+    k.kernelParams = update_args;
+    cuGraphExecKernelNodeSetParams(exec, node, &k);
     cuGraphLaunch(exec, s);
     int m = 7;
     void* fill_args[] = {&b, &m};

@@ -73,6 +73,25 @@ TEST(PlanProblems, TasksThatOnlyOrderOthersAreReplayedAsNothing) {
   EXPECT_EQ(r.plan->host_functions, 1u);
 }
 
+// For nimble run the program launches its own graphs: a node's fields are not read (this one's
+// arguments are unknown: a replayed plan refuses it), and the launch needs its executable.
+TEST(PlanProblems, TheProgramsGraphsRunByItselfNeedOnlyTheirExecutable) {
+  const std::string node = R"({"id": 3, "kind": "kernel", "deps": [], "function": "0x1000", "graph_launch": 4, "graph_node": 0,
+      "launch": {"grid": [1, 1, 1], "block": [1, 1, 1]}, "args": {"known": false}, "mem": [{"everything": true, "mode": "rw"}]})";
+  const std::string launch = R"(, {"id": 4, "kind": "graph_launch", "deps": [3], "graph_nodes": 1, "graph_exec": "0x7a00"})";
+  EXPECT_FALSE(plan_of(parse(document(node + launch))).plan);
+  const PlanResult run = build_plan(parse(document(node + launch)), ProgramGraphs::RunByProgram);
+  ASSERT_TRUE(run.plan) << joined(run);
+  EXPECT_EQ(run.plan->ops[0].kind, OpKind::Nop);
+  EXPECT_EQ(run.plan->ops[1].kind, OpKind::Graph);
+  EXPECT_EQ(run.plan->ops[1].graph_exec, 0x7a00u);
+  const PlanResult no_exec = build_plan(
+      parse(document(node + R"(, {"id": 4, "kind": "graph_launch", "deps": [3], "graph_nodes": 1})")), ProgramGraphs::RunByProgram);
+  ASSERT_FALSE(no_exec.plan);
+  EXPECT_TRUE(contains(joined(no_exec), "task 4 (graph_launch)")) << joined(no_exec);
+  EXPECT_TRUE(contains(joined(no_exec), "graph_exec")) << joined(no_exec);
+}
+
 TEST(PlanProblems, UnknownKernelArguments) {
   // As the recorder writes it: no bytes, and memory nimble cannot see.
   const auto p = problems_for(parse(document(R"({"id": 3, "kind": "kernel", "deps": [], "function": "0x1000",

@@ -155,13 +155,45 @@ TEST(RunSetup, ThePerThreadDefaultStreamAmongSeveralIsRefused) {
   EXPECT_TRUE(contains(p.refused_because, "per-thread default stream")) << p.refused_because;
 }
 
-TEST(RunSetup, TheProgramsOwnGraphsMakeNimbleRunStepAside) {
-  const std::string tasks = kernel(0, "[]") + R"(, {"id": 1, "kind": "graph", "deps": [0], "graph_exec": "0x55aa00",
-                                                     "mem": [{"everything": true, "mode": "rw"}]})";
+// The program's own graph (its nodes recorded, then its launch): its call launches it in place,
+// one op of its own segment, between nimble's. The nodes' fields are not nimble's to read (this
+// one's launch and arguments are missing: a plan that replayed it would be refused).
+TEST(RunSetup, TheProgramsOwnGraphLaunchIsItsOwnCallRunInPlaceBetweenNimblesGraphs) {
+  const std::string tasks = kernel(0, "[]") + R"(,
+      {"id": 1, "kind": "kernel", "deps": [0], "graph_launch": 3, "graph_node": 0, "mem": [{"everything": true, "mode": "rw"}]},
+      {"id": 2, "kind": "memset", "deps": [0], "graph_launch": 3, "graph_node": 1},
+      {"id": 3, "kind": "graph_launch", "deps": [1, 2], "graph_exec": "0x55aa00", "graph_nodes": 2}, )" +
+                            kernel(4, "[3]");
   const PreparedRecording p = prepare(parse(document(tasks)), recorded(), RunSetupOptions{});
-  EXPECT_FALSE(p.setup);
-  EXPECT_TRUE(p.own_graphs);
-  EXPECT_TRUE(contains(p.refused_because, "own CUDA graphs")) << p.refused_because;
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  EXPECT_FALSE(p.own_graphs);
+  const ReplayPlan& plan = p.setup->plan;
+  ASSERT_EQ(plan.ops.size(), 5u);
+  EXPECT_EQ(plan.ops[0].kind, OpKind::Kernel);
+  EXPECT_EQ(plan.ops[1].kind, OpKind::Nop);
+  EXPECT_EQ(plan.ops[2].kind, OpKind::Nop);
+  EXPECT_EQ(plan.ops[3].kind, OpKind::Graph);
+  EXPECT_EQ(plan.ops[3].graph_exec, 0x55aa00u);
+  EXPECT_EQ(plan.ops[4].kind, OpKind::Kernel);
+  std::vector<std::pair<std::size_t, std::size_t>> program_runs, nimbles;
+  for (const Segment& s : p.setup->segments) (s.program_runs ? program_runs : nimbles).push_back({s.begin, s.end});
+  EXPECT_EQ(program_runs, (std::vector<std::pair<std::size_t, std::size_t>>{{3, 4}}));
+  EXPECT_EQ(nimbles.front(), (std::pair<std::size_t, std::size_t>{0, 2}));  // the kernel before (and a node: nothing)
+  EXPECT_EQ(nimbles.back(), (std::pair<std::size_t, std::size_t>{4, 5}));
+}
+
+// An opaque launch (nimble could not look into the graph) is run in place too; an iteration with
+// nothing else nimble could launch is left alone for good, with the reason.
+TEST(RunSetup, AnIterationOfTheProgramsGraphsAloneMakesNimbleRunStepAside) {
+  const std::string graph = R"({"id": 0, "kind": "graph", "deps": [], "graph_exec": "0x55aa00",
+                                "mem": [{"everything": true, "mode": "rw"}]})";
+  const PreparedRecording alone = prepare(parse(document(graph)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(alone.setup);
+  EXPECT_TRUE(alone.own_graphs);
+  EXPECT_TRUE(contains(alone.refused_because, "own CUDA graphs and nothing else")) << alone.refused_because;
+  const PreparedRecording with_kernel = prepare(parse(document(graph + ", " + kernel(1, "[0]"))), recorded(), RunSetupOptions{});
+  ASSERT_TRUE(with_kernel.setup) << with_kernel.refused_because;
+  EXPECT_EQ(with_kernel.setup->plan.ops[0].kind, OpKind::Graph);
 }
 
 TEST(RunSetup, MemoryFreedWithCuMemFreeInsideTheIterationIsRefusedWithTheReason) {

@@ -25,7 +25,7 @@ struct LoggingExecutor : Executor {
     last_patches = matched.patches();
   }
   void issue(std::size_t op, const GpuCall& call) override {
-    static const char* const names[] = {"kernel", "copy", "memset"};
+    static const char* const names[] = {"kernel", "copy", "memset", "graph"};
     log.push_back("issue " + std::to_string(op) + " " + names[call.index()]);
     issued.push_back(call);
   }
@@ -96,6 +96,37 @@ TEST_F(ShortCircuitTest, ACollectiveKernelIsASegmentTheProgramRuns) {
   EXPECT_FALSE(s[1].program_runs);
   plan.ops[0].name = "my_nccl_like_kernel";  // only NCCL's own names
   EXPECT_FALSE(runs_in_program(plan.ops[0]));
+}
+
+// The program's own graph launch: its segment of one, run by the program's call once everything
+// before it is launched; another executable is a mismatch (the deferred calls go out first).
+TEST_F(ShortCircuitTest, TheProgramsOwnGraphLaunchRunsInPlaceAfterWhatCameBefore) {
+  ReplayPlan plan = device_only_;
+  plan.ops[1].kind = OpKind::Graph;
+  plan.ops[1].graph_exec = 0x9900;
+  EXPECT_TRUE(runs_in_program(plan.ops[1]));
+  const auto segments = segments_of(plan);
+  ASSERT_EQ(segments.size(), 4u);  // kernel; the graph; memset and sync; the DtoH copy
+  EXPECT_TRUE(segments[1].program_runs);
+  EXPECT_EQ(segments[1].begin, 1u);
+  EXPECT_EQ(segments[1].end, 2u);
+  ShortCircuit sc(plan, segments, on_device, executor_);
+  EXPECT_EQ(sc.on_call(kernel(1)), Action::Deferred);
+  EXPECT_EQ(sc.on_call(GraphLaunchCall{0x9900}), Action::Run);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0"}));  // the kernel is on the GPU before the graph
+  EXPECT_EQ(sc.on_call(memset()), Action::Deferred);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0", "launch 2"}));
+  EXPECT_EQ(sc.summary().program_graphs, 1u);
+  EXPECT_EQ(sc.on_call(dtoh()), Action::Run);
+  EXPECT_EQ(sc.on_call(kernel(2)), Action::Deferred);  // the next iteration: its kernel is launched at once
+  EXPECT_EQ(sc.on_call(GraphLaunchCall{0x7777}), Action::Run);
+  EXPECT_EQ(executor_.log, (std::vector<std::string>{"launch 0", "launch 2", "launch 0"}));
+  ASSERT_EQ(sc.summary().fallbacks.size(), 1u);
+  EXPECT_NE(sc.summary().fallbacks.begin()->first.find("a different graph of the program's (recorded exec 0x9900, launched 0x7777)"),
+            std::string::npos)
+      << sc.summary().fallbacks.begin()->first;
+  EXPECT_EQ(sc.summary().program_graphs, 1u);
+  EXPECT_EQ(std::get<GraphLaunchCall>(recorded_call(plan.ops[1], {})).exec, 0x9900u);
 }
 
 TEST_F(ShortCircuitTest, DeferredCallsAreLaunchedWhenTheirSegmentHasMatched) {

@@ -40,6 +40,12 @@ struct MemsetCall {
   std::uint64_t stream = 0;
 };
 
+// A launch of the program's own graph: the program runs it (the recording's OpKind::Graph op).
+struct GraphLaunchCall {
+  std::uint64_t exec = 0;            // CUgraphExec
+  std::uint64_t stream = 0;
+};
+
 // Bytes of a kernel's argument buffer that differ from the recording and are to be written into
 // the graph before it is launched. For a memset: its 4-byte value at offset 0, its 8-byte
 // destination at offset kMemsetDestination.
@@ -84,6 +90,8 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
 // (patches).
 CallCheck check_copy_call(const Op& recorded, const CopyCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
 CallCheck check_memset_call(const Op& recorded, const MemsetCall& call, ArgumentRule rule = ArgumentRule::SameAddresses);
+// The same graph executable: what it runs is the program's business (it may have updated it).
+CallCheck check_graph_launch(const Op& recorded, const GraphLaunchCall& call);
 
 // Walks the recorded ops in order as the program issues its calls. Ops that launch nothing
 // (host syncs) are passed over. An op that names its program stream matches only a call on that
@@ -98,6 +106,7 @@ class IterationMatcher {
   CallCheck next(const KernelCall& call);
   CallCheck next(const CopyCall& call);
   CallCheck next(const MemsetCall& call);
+  CallCheck next(const GraphLaunchCall& call);
 
   bool complete() const;                // every recorded op matched
   std::size_t position() const { return position_; }  // the next op to match

@@ -13,7 +13,9 @@
 
 namespace nimble::replayer {
 
-enum class OpKind { Kernel, Copy, Memset, Nop };  // Nop: a task that only orders others (a host sync, ...)
+// Nop: a task that only orders others (a host sync, ...). Graph: a launch of the program's own
+// CUDA graph that the program runs itself (plans for `nimble run`, ProgramGraphs::RunByProgram).
+enum class OpKind { Kernel, Copy, Memset, Nop, Graph };
 
 // An address inside a shadow allocation: nimble's own stand-in, at replay time, for an
 // allocation the program freed during the recorded iteration (its memory is no longer the
@@ -85,6 +87,7 @@ struct Op {
   std::int64_t library_call = -1;
   std::string library_symbol;
   std::optional<std::uint64_t> library_key;
+  std::uint64_t graph_exec = 0;       // OpKind::Graph: the program's CUgraphExec
 };
 
 struct MemoryRange {
@@ -123,7 +126,13 @@ std::string dims_text(const unsigned* dims);
 // plan): opaque work (graphs, host functions), unknown arguments or memory, 2D/3D/array copies,
 // and allocations freed inside the iteration that a task reaches other than through a pointer
 // argument or a copy/memset address (those are redirected to shadow allocations).
-PlanResult build_plan(const trace::Trace& trace);
+// How the program's own graph launches are planned. Replayed (`nimble bench`): their recorded
+// nodes are ops like any other, and the launch only orders. RunByProgram (`nimble run`): the
+// program's call launches its graph, in order, as it would have: its nodes are Nops (their
+// arguments and memory are the program's graph's business, whatever it updated since), the launch
+// (recorded node by node, or opaque) is one OpKind::Graph op.
+enum class ProgramGraphs { Replayed, RunByProgram };
+PlanResult build_plan(const trace::Trace& trace, ProgramGraphs graphs = ProgramGraphs::Replayed);
 
 // The plan whose kernels take the program's own addresses: no shadow pointers. For `nimble run`,
 // whose graphs are only launched once every call of the segment matched, with the call's own

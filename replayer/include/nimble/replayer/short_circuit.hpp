@@ -21,7 +21,7 @@
 
 namespace nimble::replayer {
 
-using GpuCall = std::variant<KernelCall, CopyCall, MemsetCall>;
+using GpuCall = std::variant<KernelCall, CopyCall, MemsetCall, GraphLaunchCall>;
 
 // The call that does recorded op `op` with `patches` applied: how the ops of a skipped library
 // call are issued when their segment falls back.
@@ -38,14 +38,15 @@ GpuCall recorded_call(const Op& op, const std::vector<ArgPatch>& patches);
 // the GPU when it does).
 struct Segment {
   std::size_t begin = 0, end = 0;
-  bool program_runs = false;  // a host copy or a collective: matched, then run by the program's own call
+  bool program_runs = false;  // a host copy, a collective or a graph launch: matched, then run by the program's own call
 };
 
 // Ops the program always runs itself, once everything before them is on the GPU: copies between
-// the host and the device (their host end is this iteration's memory), and collectives (NCCL's
+// the host and the device (their host end is this iteration's memory), collectives (NCCL's
 // kernels, ncclDevKernel_* / ncclKernel_*), so that every rank issues its collectives itself, in
 // its own order, whether it replays or falls back: no rank can wait for a collective another rank
-// left inside a graph it did not launch.
+// left inside a graph it did not launch; and launches of the program's own graphs (what they run
+// is the program's, updated as it likes).
 bool runs_in_program(const Op& op);
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0,
                                  const std::vector<std::size_t>& breaks = {});
@@ -76,6 +77,7 @@ struct ShortCircuitSummary {
   std::size_t calls_deferred = 0;
   std::size_t host_copies = 0;    // matched copies to or from the host, run by the program
   std::size_t collectives = 0;    // matched collective kernels, run by the program
+  std::size_t program_graphs = 0;  // matched launches of the program's own graphs, run by the program
   // Calls matched the recording's first ops (held back, or host copies the program ran) and the
   // next did not, before any graph was launched: the same calls also begin something else. Not
   // counted among the fall-backs. (Without hand-back: only after the first call.)
