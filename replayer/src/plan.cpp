@@ -274,6 +274,12 @@ bool is_collective(const Op& op) {
   return op.kind == OpKind::Kernel && (op.name.rfind("ncclDevKernel", 0) == 0 || op.name.rfind("ncclKernel", 0) == 0);
 }
 
+bool runs_in_program(const Op& op) {
+  if (op.kind == OpKind::Graph) return true;
+  if (op.kind == OpKind::Copy) return op.copy.direction != CopyDirection::DtoD;
+  return is_collective(op);
+}
+
 std::string dims_text(const unsigned* dims) {
   return std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
 }

@@ -8,12 +8,6 @@
 
 namespace nimble::replayer {
 
-bool runs_in_program(const Op& op) {
-  if (op.kind == OpKind::Graph) return true;
-  if (op.kind == OpKind::Copy) return op.copy.direction != CopyDirection::DtoD;
-  return is_collective(op);
-}
-
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops, const std::vector<std::size_t>& breaks) {
   std::vector<Segment> segments;
   std::size_t begin = 0;

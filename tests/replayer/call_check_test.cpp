@@ -239,6 +239,20 @@ TEST_F(CallCheckTest, AnOpThatNamesItsProgramStreamMatchesOnlyACallOnThatStream)
   EXPECT_TRUE(matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256, 0x7000}).matches);
 }
 
+// A host copy the program runs itself may come on another of its streams (XLA's host-to-device
+// streams in turn); the program orders it as it would eagerly.
+TEST_F(CallCheckTest, ACallTheProgramRunsItselfMayComeOnAnotherOfItsStreams) {
+  ReplayPlan plan = plan_;
+  plan.ops[0].program_stream = 0x5000;
+  plan.ops[1].program_stream = 0x5000;
+  ASSERT_TRUE(runs_in_program(plan.ops[1]));
+  IterationMatcher matcher(plan, on_device);
+  KernelCall kernel = recorded_kernel();
+  kernel.stream = 0x5000;
+  ASSERT_TRUE(matcher.next(kernel).matches);
+  EXPECT_TRUE(matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256, 0x6000}).matches);
+}
+
 TEST_F(CallCheckTest, MatcherStopsAtTheFirstCallOfAnotherKindAndStaysThere) {
   IterationMatcher matcher(plan_, on_device);
   const CallCheck c = matcher.next(CopyCall{CopyDirection::HtoD, 0x560000001000, kBuffer, 256});

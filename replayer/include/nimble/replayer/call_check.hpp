@@ -95,7 +95,8 @@ CallCheck check_graph_launch(const Op& recorded, const GraphLaunchCall& call);
 
 // Walks the recorded ops in order as the program issues its calls. Ops that launch nothing
 // (host syncs) are passed over. An op that names its program stream matches only a call on that
-// stream (a recording over several streams replays each op on the program's stream). After a mismatch the matcher stays where it was; the
+// stream (a recording over several streams replays each op on the program's stream), unless the
+// program runs it itself (runs_in_program). After a mismatch the matcher stays where it was; the
 // caller falls back, then reset()s when the recorded iteration starts again.
 class IterationMatcher {
  public:

@@ -119,6 +119,13 @@ std::string describe_op(const Op& op);
 // waits for the other ranks' matching kernels, and its arguments point at work NCCL's host side
 // wrote for that one call, so only the program's own call may launch it.
 bool is_collective(const Op& op);
+// Ops the program always runs itself, once everything before them is on the GPU: copies between
+// the host and the device (their host end is this iteration's memory), collectives (NCCL's
+// kernels, ncclDevKernel_* / ncclKernel_*), so that every rank issues its collectives itself, in
+// its own order, whether it replays or falls back: no rank can wait for a collective another rank
+// left inside a graph it did not launch; and launches of the program's own graphs (what they run
+// is the program's, updated as it likes).
+bool runs_in_program(const Op& op);
 // "4x1x1": a grid or block.
 std::string dims_text(const unsigned* dims);
 

@@ -41,13 +41,6 @@ struct Segment {
   bool program_runs = false;  // a host copy, a collective or a graph launch: matched, then run by the program's own call
 };
 
-// Ops the program always runs itself, once everything before them is on the GPU: copies between
-// the host and the device (their host end is this iteration's memory), collectives (NCCL's
-// kernels, ncclDevKernel_* / ncclKernel_*), so that every rank issues its collectives itself, in
-// its own order, whether it replays or falls back: no rank can wait for a collective another rank
-// left inside a graph it did not launch; and launches of the program's own graphs (what they run
-// is the program's, updated as it likes).
-bool runs_in_program(const Op& op);
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0,
                                  const std::vector<std::size_t>& breaks = {});
 
