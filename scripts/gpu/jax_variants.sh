@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU machine: the JAX/flax training program under nimble run with XLA's command buffers on
 # (default) and off, and with autotuning on (XLA's default) and off; NIMBLE_DEBUG=1 logs show
-# when the iteration was found. Writes $OUT/jax-variants/{NAME.log,NAME.run.json} and a summary line
-# per variant to $OUT/jax-variants/summary.txt.
+# when the iteration was found. Prints a summary line per variant ($OUT/jax-variants.txt) and packs
+# the logs and summaries (NAME.log, NAME.run.json) into $OUT/jax-variants.tgz.
 #   scripts/gpu/jax_variants.sh [STEPS]
 set -uo pipefail
 cd "$(dirname "$0")/../../tests/programs"
@@ -32,4 +32,5 @@ print(sys.argv[2], "replayed", d.get("iterations_replayed"), "program graphs", d
 PY
   rm -f "$dir/$name.json" "$dir"/$name.[0-9]*.json
 done
-cat "$dir/summary.txt"
+cat "$dir/summary.txt" | tee "$OUT/jax-variants.txt"
+tar czf "$OUT/jax-variants.tgz" -C "$dir" . && rm -rf "$dir"
