@@ -36,7 +36,7 @@ def main():
     for name, cmd, run_env in runs:
         c = corpus_line(cmd, run_env)
         differ = [i for i, (a, b) in enumerate(zip(first["step_digests"], c["step_digests"])) if a != b]
-        replayed = "".join("1" if r else "0" for r in c.get("step_replayed", []))
+        replayed = "".join("1" if r else "0" for r in c.get("step_replayed") or [])
         print("%s: %s; replayed steps %s" % (name, "identical" if not differ else
                                               "first difference at step %d (%d steps differ)" % (differ[0], len(differ)),
                                               replayed or "-"))
