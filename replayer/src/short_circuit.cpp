@@ -170,8 +170,8 @@ void ShortCircuit::launch_ready_segments() {
         fall_back(std::string("a segment could not be launched, replay stopped: ") + e.what());
         return;
       }
-      ++summary_.segments_launched;
-      if (has_work(segments_[next_segment_])) {
+      if (has_work(segments_[next_segment_])) {  // (a stretch of syncs or graph nodes launches nothing)
+        ++summary_.segments_launched;
         ++launched_in_iteration_;
         ran_.clear();  // no hand-back any more
       }
