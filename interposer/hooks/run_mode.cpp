@@ -143,7 +143,6 @@ void at_exit() {
   try {
     std::lock_guard<std::mutex> lock(state->mu);
     InternalScope internal;
-    g_running.store(false, std::memory_order_relaxed);
     if (state->ready) {
       state->refusals.push_back(state->ready->recorded.path +
                                 (state->ready->ready_ns < exiting
@@ -159,6 +158,8 @@ void at_exit() {
     } catch (const std::exception& e) {
       say(std::string("at exit: ") + e.what());
     }
+    // Only now: until the held calls went out, other threads' calls had to wait for them.
+    g_running.store(false, std::memory_order_relaxed);
     g_plain_phase.store(false, std::memory_order_relaxed);
     const std::string text = replayer::run_summary_text(report_input(*state));
     std::fwrite(text.data(), 1, text.size(), stderr);
@@ -555,13 +556,15 @@ void run_pause(const char* why) {
   if (!r) return;
   std::lock_guard<std::mutex> lock(r->mu);
   InternalScope internal;
-  g_running.store(false, std::memory_order_relaxed);
-  g_plain_phase.store(false, std::memory_order_relaxed);
+  // What is held goes out first: until then the wrappers must keep taking the lock, or another
+  // thread's next call could reach its stream before the held calls before it.
   try {
     r->session->interrupt(why);
   } catch (const std::exception& e) {
     stop_replay(e);
   }
+  g_running.store(false, std::memory_order_relaxed);
+  g_plain_phase.store(false, std::memory_order_relaxed);
   release_frees(*r);
 }
 

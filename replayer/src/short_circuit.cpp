@@ -68,6 +68,10 @@ Action ShortCircuit::try_arm(GpuCall&& call) {
   launched_in_iteration_ = 0;
   ran_.clear();
   const std::size_t op = matcher_.position();
+  // Segments before the first op that does something hold only syncs or the nodes of the program's
+  // graph (an iteration that begins with a sync or with the program's graph launch): nothing to
+  // launch, and the segment bookkeeping must start at the op the call matches.
+  while (next_segment_ < segments_.size() && segments_[next_segment_].end <= op) ++next_segment_;
   if (!check(call).matches) return Action::Run;  // not the start of the recorded iteration
   armed_ = true;
   ++iterations_started_;
@@ -144,8 +148,7 @@ std::optional<FalseStart> ShortCircuit::take_false_start() {
 Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   ++matched_;
   Action action = Action::Deferred;
-  if (next_segment_ < segments_.size() && segments_[next_segment_].program_runs &&
-      segments_[next_segment_].begin == op) {
+  if (runs_in_program(plan_.ops[op])) {
     // A host copy, a collective or a graph launch: everything before it is on the GPU (its segment launched when
     // its last call matched), so the program's own call runs now, in order.
     action = Action::Run;

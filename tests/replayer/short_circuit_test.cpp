@@ -129,6 +129,33 @@ TEST_F(ShortCircuitTest, TheProgramsOwnGraphLaunchRunsInPlaceAfterWhatCameBefore
   EXPECT_EQ(std::get<GraphLaunchCall>(recorded_call(plan.ops[1], {})).exec, 0x9900u);
 }
 
+// An iteration whose recording begins with ops that launch nothing (a sync; the nodes of the
+// program's graph before its launch) and then a call the program runs itself: the call runs, and
+// is not held (it was once held and then dropped with the empty segments, a lost graph launch).
+TEST_F(ShortCircuitTest, ACallTheProgramRunsRightAfterLeadingSyncsOrGraphNodesRuns) {
+  for (const bool graph : {true, false}) {
+    ReplayPlan plan;
+    Op sync;
+    sync.kind = OpKind::Nop;
+    plan.ops = {sync, sync, graph ? Op{} : plan_.ops[1], plan_.ops[0]};
+    if (graph) {
+      plan.ops[2].kind = OpKind::Graph;
+      plan.ops[2].graph_exec = 0x9900;
+    }
+    LoggingExecutor executor;
+    ShortCircuit sc(plan, segments_of(plan), on_device, executor);
+    const GpuCall first = graph ? GpuCall(GraphLaunchCall{0x9900}) : GpuCall(htod());
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      EXPECT_EQ(sc.on_call(first), Action::Run) << graph;
+      EXPECT_FALSE(sc.holding()) << graph;
+      EXPECT_EQ(sc.on_call(kernel(iteration)), Action::Deferred) << graph;
+    }
+    EXPECT_EQ(graph ? sc.summary().program_graphs : sc.summary().host_copies, 2u) << graph;
+    EXPECT_EQ(sc.summary().calls_deferred, 2u) << graph;
+    EXPECT_EQ(executor.log, (std::vector<std::string>{"launch 3", "launch 3"})) << graph;
+  }
+}
+
 TEST_F(ShortCircuitTest, DeferredCallsAreLaunchedWhenTheirSegmentHasMatched) {
   ShortCircuit sc(device_only_, segments_of(device_only_), on_device, executor_);
   EXPECT_EQ(sc.on_call(kernel(1234)), Action::Deferred);
