@@ -513,7 +513,9 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
 
 // A program that captures its own CUDA graph once and launches it every iteration, between an
 // input copy and a copy out (as torch.cuda.graph and torch.compile's reduce-overhead do).
-int own_graph(int iterations) {
+// `graph_first`: each iteration begins with the graph launch (right after the last one's sync), so
+// a recording begins with the graph's nodes.
+int own_graph(int iterations, bool graph_first) {
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   CUstream s;
@@ -530,7 +532,7 @@ int own_graph(int iterations) {
   std::size_t nodes = 1;
   cuGraphGetNodes(graph, &node, &nodes);
   for (int i = 0; i < iterations; ++i) {
-    cuMemcpyHtoDAsync(a, host, 1024, s);
+    if (!graph_first) cuMemcpyHtoDAsync(a, host, 1024, s);
     // The program updates its graph between launches (a scalar, as XLA's command buffers do).
     int scalar = 5 + i % 3;
     void* update_args[] = {&a, &b, &scalar};
@@ -539,6 +541,7 @@ int own_graph(int iterations) {
     k.kernelParams = update_args;
     cuGraphExecKernelNodeSetParams(exec, node, &k);
     cuGraphLaunch(exec, s);
+    if (graph_first) cuMemcpyHtoDAsync(a, host, 1024, s);
     int m = 7;
     void* fill_args[] = {&b, &m};
     cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
@@ -832,8 +835,9 @@ int main(int argc, char** argv) {
   if (mode == "epochs-library") return program(8, 11, 2, true, 10, 6);
   // 300 training steps of which every tenth launches one kernel more, after the second.
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
-  if (mode == "own-graph") return own_graph(60);
+  if (mode == "own-graph") return own_graph(60, false);
+  if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

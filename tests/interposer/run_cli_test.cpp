@@ -796,11 +796,14 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
 // A program whose iteration launches its own CUDA graph, which it updates between launches,
 // around eager work: nimble launches the eager work as its graphs and the program's own call
 // launches the program's graph in place, as updated, so the work done is exactly a plain run's.
+// Also when the recorded iteration begins with the graph's launch (its nodes first in the trace).
 TEST(RunCommand, AProgramsOwnGraphLaunchesRunInPlaceAsItUpdatedThemWhileTheRestIsReplayed) {
+ for (const std::string mode : {"own-graph", "own-graph-first"}) {
+  SCOPED_TRACE(mode);
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/g.json", "own-graph");
+  const RunResult r = auto_run(dir + "/g.json", mode);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const RunResult plain = plain_run("own-graph", {"FAKE_DRIVER_GRAPHS=1"});
+  const RunResult plain = plain_run(mode, {"FAKE_DRIVER_GRAPHS=1"});
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
   EXPECT_NE(work_of(plain.output), "none");
   const nlohmann::json summary = read_json(dir + "/g.run.json");
@@ -814,6 +817,7 @@ TEST(RunCommand, AProgramsOwnGraphLaunchesRunInPlaceAsItUpdatedThemWhileTheRestI
   EXPECT_NE(r.output.find("launches of the program's own graphs run in place"), std::string::npos) << r.output;
   // Every one of the program's 60 launches happened (nimble's own graphs add the rest).
   EXPECT_GE(counts(r.output).at("graph_launches"), 60 + replayed) << r.output;
+ }
 }
 
 // An iteration made of the program's own graph launch and calls it runs itself (copies to and from
