@@ -356,8 +356,8 @@ bool adopt(RunState& r, Prepared p) {
   const RecordedIteration& recorded = p.recorded;
   if (p.own_graphs && !recorded.side_exit) {
     // An iteration of the program's own graph launches and nothing nimble could launch: it steps
-    // aside for good rather than keep looking, so the program runs at the idle cost. (A side exit's stretch that launches
-    // them is only refused: the iteration it leaves is still replayed.)
+    // aside for good rather than keep looking, so the program runs at the idle cost. (A side
+    // exit's stretch like that is only refused: the iteration it leaves is still replayed.)
     r.refusals.push_back(recorded.path + ": " + p.refused_because);
     r.stepped_aside = true;
     g_running.store(false, std::memory_order_relaxed);

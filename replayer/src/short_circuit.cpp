@@ -149,8 +149,8 @@ Action ShortCircuit::accept(GpuCall&& call, std::size_t op) {
   ++matched_;
   Action action = Action::Deferred;
   if (runs_in_program(plan_.ops[op])) {
-    // A host copy, a collective or a graph launch: everything before it is on the GPU (its segment launched when
-    // its last call matched), so the program's own call runs now, in order.
+    // A host copy, a collective or a graph launch: everything before it is on the GPU (its
+    // segment launched when its last call matched), so the program's own call runs now, in order.
     action = Action::Run;
     const OpKind kind = plan_.ops[op].kind;
     ++(kind == OpKind::Graph ? summary_.program_graphs : kind == OpKind::Kernel ? summary_.collectives : summary_.host_copies);
