@@ -138,6 +138,20 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
     return refused("the iteration used " + std::to_string(program_streams.size()) + " streams, one of them a "
                    "per-thread default stream, which nimble run does not replay across streams");
   }
+  // One stream that is the per-thread default stream, issued from several threads: each thread's
+  // is another stream, and a graph launched from whichever thread issued a segment's last call
+  // would land on that thread's, not beside the work of the thread that issued the rest.
+  if (!p.own_streams && program_streams.count(deps::kPerThreadStream)) {
+    std::set<std::uint64_t> threads;
+    for (std::size_t i = 0; i < setup.plan.ops.size(); ++i) {
+      if (setup.plan.ops[i].kind == OpKind::Nop) continue;
+      if (const auto thread = trace::read_thread(trace.tasks[i])) threads.insert(*thread);
+    }
+    if (threads.size() > 1) {
+      return refused("the iteration was issued on the per-thread default stream from " + std::to_string(threads.size()) +
+                     " threads, which nimble run does not replay (each thread's is another stream)");
+    }
+  }
   std::uint64_t last_stream = 0;
   for (std::size_t i = 0; i < setup.plan.ops.size(); ++i) {
     Op& op = setup.plan.ops[i];

@@ -98,6 +98,22 @@ TEST(RunSetup, OneStreamIsPlannedWithoutTheSchedulerAndGivesTheScheduledPlan) {
 
 // nimble run writes the trace after planning from it: the file must be the recording, without
 // the schedule the plan was made with.
+// The per-thread default stream names another stream on each thread: one recording of it from
+// several threads is refused (a graph launched from one thread would land on its own stream);
+// from one thread it replays.
+TEST(RunSetup, ThePerThreadDefaultStreamFromSeveralThreadsIsRefused) {
+  const std::string streams = R"("streams": [{"index": 0, "handle": "0x2", "kind": "per-thread"}])";
+  auto tasks = [](int second_thread) {
+    return kernel(0, "[]", R"("stream": 0, "thread": 7)") + ", " +
+           kernel(1, "[0]", R"("stream": 0, "thread": )" + std::to_string(second_thread));
+  };
+  const PreparedRecording two = prepare(parse(document(tasks(8), streams)), recorded(), RunSetupOptions{});
+  EXPECT_FALSE(two.setup);
+  EXPECT_TRUE(contains(two.refused_because, "per-thread default stream from 2 threads")) << two.refused_because;
+  const PreparedRecording one = prepare(parse(document(tasks(7), streams)), recorded(), RunSetupOptions{});
+  EXPECT_TRUE(one.setup) << one.refused_because;
+}
+
 TEST(RunSetup, TheTraceIsLeftAsItCameForTheFileWrittenAfterwards) {
   const std::string text = document(chain(6, [](int i) { return i % 2; }), kTwoStreams);
   trace::Trace trace = parse(text);

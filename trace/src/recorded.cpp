@@ -502,6 +502,12 @@ std::optional<std::uint64_t> read_library_key(const Task& task) {
   return address_value(*key, "library_key");
 }
 
+std::optional<std::uint64_t> read_thread(const Task& task) {
+  const json* thread = optional_member(task.extra, "thread");
+  if (!thread) return std::nullopt;
+  return unsigned_value(*thread, "thread");
+}
+
 std::uint64_t read_graph_exec(const Task& task) { return address_value(member(task.extra, "graph_exec", ""), "graph_exec"); }
 
 bool is_graph_node(const Task& task) { return optional_member(task.extra, "graph_launch") != nullptr; }

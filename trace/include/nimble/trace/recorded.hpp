@@ -202,6 +202,8 @@ std::optional<std::vector<DepReason>> read_reasons(const Task& task, TaskId depe
 std::vector<DepReason> split_reasons(std::string_view text);
 // "library_key" (nullopt when absent or null).
 std::optional<std::uint64_t> read_library_key(const Task& task);
+// "thread": the program's thread that issued the task (nullopt when absent).
+std::optional<std::uint64_t> read_thread(const Task& task);
 // "graph_exec": the CUgraphExec a graph or graph_launch task launched.
 std::uint64_t read_graph_exec(const Task& task);
 // Whether the task is a node of a recorded launch of the program's graph (it has "graph_launch").
