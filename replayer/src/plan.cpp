@@ -326,11 +326,12 @@ PlanResult build_plan(const trace::Trace& trace, ProgramGraphs graphs) {
     try {
       const trace::TaskKind kind = trace::kind_of(task);
       const bool launch = kind == TaskKind::Graph || kind == TaskKind::GraphLaunch;
-      if (graphs == ProgramGraphs::RunByProgram && (launch || trace::is_graph_node(task))) {
+      const bool node = trace::is_graph_node(task);
+      if (graphs == ProgramGraphs::RunByProgram && (launch || node)) {
         // The program's call launches its graph: what its nodes read, write and take as
         // arguments is not nimble's to replay (a node is a Nop that keeps its place).
-        op.kind = trace::is_graph_node(task) ? OpKind::Nop : OpKind::Graph;
-        if (op.kind == OpKind::Graph) op.graph_exec = read_field(where, [&] { return trace::read_graph_exec(task); });
+        op.kind = node ? OpKind::Nop : OpKind::Graph;
+        if (!node) op.graph_exec = read_field(where, [&] { return trace::read_graph_exec(task); });
       } else if (kind != TaskKind::Kernel && kind != TaskKind::Memcpy && kind != TaskKind::Memset && !orders_only(kind)) {
         result.problems.push_back(where + ": \"" + task.kind + "\" tasks are opaque to nimble and not "
                                   "replayed (only kernel, memcpy, memset, and tasks that only order others: " +

@@ -22,11 +22,7 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
   for (std::size_t s = 0; s < segments.size(); ++s) {
     const Segment& seg = segments[s];
     if (seg.program_runs) continue;
-    // A stretch of host syncs alone has nothing to launch.
-    const bool has_work = std::any_of(plan.ops.begin() + static_cast<std::ptrdiff_t>(seg.begin),
-                                      plan.ops.begin() + static_cast<std::ptrdiff_t>(seg.end),
-                                      [](const Op& op) { return op.kind != OpKind::Nop; });
-    if (!has_work) continue;
+    if (!has_work(plan, seg)) continue;
     graphs_[s] = replayer_.instantiate_range(backend, seg.begin, seg.end);
     for (std::size_t i = seg.begin; i < seg.end; ++i) node_of_[i] = graphs_[s].op_nodes[i - seg.begin];
     variants_[s].push_back(fresh_variant(s, graphs_[s].exec));

@@ -19,11 +19,8 @@ bool launches_program_graphs(const trace::Trace& trace) {
 }
 
 bool nimble_launches_anything(const ReplayPlan& plan, const std::vector<Segment>& segments) {
-  return std::any_of(segments.begin(), segments.end(), [&](const Segment& s) {
-    return !s.program_runs && std::any_of(plan.ops.begin() + static_cast<std::ptrdiff_t>(s.begin),
-                                          plan.ops.begin() + static_cast<std::ptrdiff_t>(s.end),
-                                          [](const Op& op) { return op.kind != OpKind::Nop; });
-  });
+  return std::any_of(segments.begin(), segments.end(),
+                     [&](const Segment& s) { return !s.program_runs && has_work(plan, s); });
 }
 
 // Whether the program could not run replay here: the reason, or "" when it can.

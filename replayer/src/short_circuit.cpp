@@ -108,9 +108,9 @@ Action ShortCircuit::on_call(GpuCall call) {
   return accept(std::move(call), op);
 }
 
-bool ShortCircuit::has_work(const Segment& s) const {
-  for (std::size_t op = s.begin; op < s.end; ++op) {
-    if (plan_.ops[op].kind != OpKind::Nop) return true;
+bool has_work(const ReplayPlan& plan, const Segment& segment) {
+  for (std::size_t op = segment.begin; op < segment.end; ++op) {
+    if (plan.ops[op].kind != OpKind::Nop) return true;
   }
   return false;
 }
@@ -121,7 +121,7 @@ bool ShortCircuit::launches_within(std::size_t calls) const {
   for (const Segment& s : segments_) {
     for (; op < s.end; ++op) matchable += plan_.ops[op].kind != OpKind::Nop;
     if (matchable > calls) return false;
-    if (!s.program_runs && has_work(s)) return true;  // launched once its last call matched
+    if (!s.program_runs && has_work(plan_, s)) return true;  // launched once its last call matched
   }
   return false;
 }
@@ -173,7 +173,7 @@ void ShortCircuit::launch_ready_segments() {
         fall_back(std::string("a segment could not be launched, replay stopped: ") + e.what());
         return;
       }
-      if (has_work(segments_[next_segment_])) {  // (a stretch of syncs or graph nodes launches nothing)
+      if (has_work(plan_, segments_[next_segment_])) {
         ++summary_.segments_launched;
         ++launched_in_iteration_;
         ran_.clear();  // no hand-back any more

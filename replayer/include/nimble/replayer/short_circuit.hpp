@@ -43,6 +43,9 @@ struct Segment {
 
 std::vector<Segment> segments_of(const ReplayPlan& plan, std::size_t max_ops = 0,
                                  const std::vector<std::size_t>& breaks = {});
+// Whether the segment holds an op that is not a Nop (a stretch of syncs, or of the program's graph's
+// nodes, launches nothing).
+bool has_work(const ReplayPlan& plan, const Segment& segment);
 
 class Executor {
  public:
@@ -173,7 +176,6 @@ class ShortCircuit {
   void fall_back(const std::string& reason, bool false_start = false);
   void count_fall_back(const std::string& reason);  // in fallbacks and fallbacks_total
   void issue_held_calls();
-  bool has_work(const Segment& s) const;  // an op that is not a Nop
   void launch_ready_segments();
 
   const ReplayPlan& plan_;
