@@ -12,7 +12,7 @@ replayed iterations in the one process; --compare when COMPARE=N is set), the pr
 ratio (median step time of the last half of the steps, plain / under nimble run; with --pairs N
 the median over N alternating pairs, each pair's ratio listed), and, when nothing was replayed, why.
 
-    python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both] [--pairs N]
+    python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both] [--pairs N] [--pin CPUS]
 
 Writes DIR/corpus.md, DIR/corpus.csv and DIR/NAME.{plain,nimble}.log; DEADLINE (seconds) skips
 programs not started in time.
@@ -21,6 +21,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -131,12 +132,20 @@ def main():
     ap.add_argument("--pairs", type=int, default=1,
                     help="alternating plain / nimble run process pairs per program (default 1); the process "
                          "ratio is the median over pairs of each pair's ratio of last-half step medians")
+    ap.add_argument("--pin", metavar="CPUS",
+                    help="run every process under `taskset -c CPUS` (plain and nimble run alike), so that pairs "
+                         "compare nimble, not where the scheduler placed each process")
     ap.add_argument("--idle", action="store_true",
                     help="also run each pair's plain process with libnimble.so preloaded and no mode set: the "
                          "cost nimble run must not exceed while it replays nothing")
     args = ap.parse_args()
     args.out = os.path.abspath(args.out)  # the programs run in tests/programs
     nimble, preload = nimble_paths()
+    pin = []
+    if args.pin:
+        if not shutil.which("taskset"):
+            sys.exit("corpus.py: --pin needs taskset (util-linux), which is not on this machine")
+        pin = ["taskset", "-c", args.pin]
     os.makedirs(args.out, exist_ok=True)
     deadline = time.time() + float(os.environ.get("DEADLINE", "1e9"))
     rows = []
@@ -154,7 +163,8 @@ def main():
                 steps = args.steps
             env = dict(os.environ, STEPS=str(steps), CORPUS_MODE=mode, PYTHONUNBUFFERED="1", **extra)
             env.pop("LD_PRELOAD", None)
-            cmd = [sys.executable] + script
+            program = [sys.executable] + script
+            cmd = pin + program
             plain_out, plain_code, plain_s = run(cmd, env, os.path.join(args.out, tag + ".plain.log"), args.timeout)
             # Benchmark mode: cuDNN times its algorithms in each process, so two plain processes may
             # already differ; a second plain run says whether a difference is nimble's.
@@ -162,10 +172,10 @@ def main():
             if mode == "benchmark":
                 again = corpus_line(run(cmd, env, os.path.join(args.out, tag + ".plain2.log"), args.timeout)[0])
             trace = os.path.join(args.out, tag + ".json")
-            ncmd = [nimble, "run", "-o", trace]
+            ncmd = pin + [nimble, "run", "-o", trace]
             if os.environ.get("COMPARE"):
                 ncmd += ["--compare", os.environ["COMPARE"]]
-            nim_out, nim_code, nim_s = run(ncmd + ["--"] + cmd, env, os.path.join(args.out, tag + ".nimble.log"),
+            nim_out, nim_code, nim_s = run(ncmd + ["--"] + program, env, os.path.join(args.out, tag + ".nimble.log"),
                                            args.timeout)
             plain, nim = corpus_line(plain_out), corpus_line(nim_out)
             row = {"program": tag, "mode": mode, "plain_exit": plain_code, "nimble_exit": nim_code,
@@ -205,7 +215,7 @@ def main():
             idle_env = dict(env, LD_PRELOAD=preload)
             for k in range(2, args.pairs + 1):
                 p_k = corpus_line(run(cmd, env, os.path.join(args.out, "%s.plain.%d.log" % (tag, k)), args.timeout)[0])
-                n_k = corpus_line(run(ncmd + ["--"] + cmd, env, os.path.join(args.out, "%s.nimble.%d.log" % (tag, k)),
+                n_k = corpus_line(run(ncmd + ["--"] + program, env, os.path.join(args.out, "%s.nimble.%d.log" % (tag, k)),
                                       args.timeout)[0])
                 pairs.append((p_k, n_k))
             for k in range(1, args.pairs + 1) if args.idle else ():
