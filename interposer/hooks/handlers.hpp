@@ -8,7 +8,9 @@
 #include <cudaTypedefs.h>
 
 #include <cstddef>
+#include <tuple>
 
+#include "function_ref.hpp"
 #include "hook_table.hpp"
 
 namespace nimble::hooks {
@@ -166,6 +168,23 @@ CUresult on_tensor_map_encode_im2col(H, PFN_cuTensorMapEncodeIm2col_v12000 real,
                                      CUtensorMapInterleave interleave,
                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
                                      CUtensorMapFloatOOBfill oob);
+
+// handlers_stream_ops.cpp: stream-ordered work nimble does not look into (stream memory operations,
+// prefetches and discards, array copies, external semaphores, sparse mappings). Each call is one
+// opaque `stream_op` task that may touch any memory, so nothing is reordered around it; nimble run
+// replays no iteration that holds one, and lets none overtake the calls it holds.
+CUresult record_stream_op(H, CUstream stream, FunctionRef<CUresult()> call);
+// The handlers of such entries, by where the call takes its stream: first, last, or none (the
+// synchronous array copies, on the default stream).
+inline constexpr auto on_stream_op_first = [](H h, auto real, auto... args) -> CUresult {
+  return record_stream_op(h, std::get<0>(std::tuple{args...}), [&] { return real(args...); });
+};
+inline constexpr auto on_stream_op_last = [](H h, auto real, auto... args) -> CUresult {
+  return record_stream_op(h, std::get<sizeof...(args) - 1>(std::tuple{args...}), [&] { return real(args...); });
+};
+inline constexpr auto on_default_stream_op = [](H h, auto real, auto... args) -> CUresult {
+  return record_stream_op(h, nullptr, [&] { return real(args...); });
+};
 
 // handlers_stream.cpp
 CUresult on_stream_create(H, PFN_cuStreamCreate_v2000 real, CUstream* stream, unsigned flags);

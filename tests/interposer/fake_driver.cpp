@@ -310,6 +310,23 @@ CUresult cuLaunchHostFunc(CUstream, CUhostFn fn, void* data) {
   fn(data);
   return CUDA_SUCCESS;
 }
+// Stream memory operations run at once too, and count in the work digest in the order they ran.
+void ran_stream_op(const char* what, cuuint32_t value) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto step = [](std::uint64_t h, std::uint8_t byte) { return (h ^ byte) * 0x100000001b3ULL; };
+  for (const char* c = what; *c; ++c) g_work_digest = step(g_work_digest, static_cast<std::uint8_t>(*c));
+  for (int b = 0; b < 4; ++b) g_work_digest = step(g_work_digest, static_cast<std::uint8_t>(value >> (8 * b)));
+}
+CUresult cuStreamWriteValue32_v2(CUstream, CUdeviceptr, cuuint32_t value, unsigned) {
+  called("cuStreamWriteValue32_v2");
+  ran_stream_op("write", value);
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t value, unsigned) {
+  called("cuStreamWaitValue32_v2");
+  ran_stream_op("wait", value);
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
 CUresult cuStreamQuery(CUstream) { called("cuStreamQuery"); return CUDA_SUCCESS; }  // always complete
 CUresult cuCtxSynchronize() {
@@ -364,6 +381,8 @@ const Entry kEntries[] = {
     E("cuStreamWaitEvent", 3020, false, cuStreamWaitEvent),
     E("cuEventQuery", 2000, false, cuEventQuery),
     E("cuLaunchHostFunc", 10000, false, cuLaunchHostFunc),
+    E("cuStreamWriteValue32", 11070, false, cuStreamWriteValue32_v2),
+    E("cuStreamWaitValue32", 11070, false, cuStreamWaitValue32_v2),
     E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
     E("cuStreamQuery", 2000, false, cuStreamQuery),
     E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),

@@ -293,7 +293,9 @@ int loop(int iterations, int change_at) {
 // iteration nimble run reported replayed (-1: none).
 // `own_capture`: after the recorded iteration the program captures a graph of its own (GLOBAL mode,
 // held open 100 ms, as torch.cuda.graph's capture is while it runs a model) and launches it.
-int loop_until_replayed(int iterations, bool context_sync = false, bool own_capture = false) {
+// `stream_ops_every`: every that many iterations (from the first), a value written to memory and
+// waited for in stream order between the two kernels (cuStreamWriteValue32, cuStreamWaitValue32).
+int loop_until_replayed(int iterations, bool context_sync = false, bool own_capture = false, int stream_ops_every = 0) {
   using Counter = unsigned long long (*)();
   const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
   auto [scale, fill, a, b] = LoopParts();
@@ -311,6 +313,10 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
     cuMemcpyHtoDAsync(a, host, 1024, nullptr);
     void* scale_args[] = {&a, &b, &n};
     cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    if (stream_ops_every > 0 && i % stream_ops_every == 0) {
+      cuStreamWriteValue32(nullptr, b, static_cast<cuuint32_t>(i), 0);
+      cuStreamWaitValue32(nullptr, b, static_cast<cuuint32_t>(i), CU_STREAM_WAIT_VALUE_EQ);
+    }
     int m = 7;
     void* fill_args[] = {&b, &m};
     cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
@@ -336,9 +342,9 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d failed_context_syncs=%d "
-              "own_capture_failed=%d\n",
+              "own_capture_failed=%d stream_writes=%d\n",
               i, first_replayed, fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), failed_syncs,
-              own_capture_failed);
+              own_capture_failed, fake_driver_count("cuStreamWriteValue32_v2"));
   return 0;
 }
 
@@ -814,6 +820,10 @@ int main(int argc, char** argv) {
   if (mode == "loop-until-replayed-context-sync") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, true);
   if (mode == "loop-until-replayed-own-capture") {
     return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, false, true);
+  }
+  if (mode == "loop-until-replayed-stream-ops") return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, false, false, 4);
+  if (mode == "loop-until-replayed-stream-ops-always") {
+    return loop_until_replayed(argc > 2 ? std::atoi(argv[2]) : 0, false, false, 1);
   }
   if (mode == "loop-events") return loop_events(8);
   if (mode == "loop-streams") return loop_streams(8, false);

@@ -479,6 +479,53 @@ TEST(RunCommand, AGraphCaptureOfTheProgramsOwnNeverMeetsNimblesGraphBuilding) {
                                                    "own_capture_failed");
 }
 
+// Stream work nimble does not look into (a value written to memory and waited for, between two
+// kernels, every fourth iteration) comes while nimble holds the iteration's first kernel: the held
+// kernel goes to the GPU first, then the program's call runs. The results are a plain run's of as
+// many iterations, the write included each time; the other iterations are replayed.
+TEST(RunCommand, StreamWorkNimbleDoesNotReplayNeverOvertakesTheCallsItHolds) {
+  const std::string dir = temp_dir();
+  const RunResult r = background_run(dir, "FAKE_DRIVER_INSTANTIATE_MS=0", {"loop-until-replayed-stream-ops"});
+  const auto c = counts(r.output, "iterations=");
+  ASSERT_TRUE(c.count("first_replayed")) << r.output;
+  EXPECT_GT(c.at("first_replayed"), 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_GE(summary.value("iterations_replayed", 0), 3) << summary.dump(2);
+  EXPECT_FALSE(summary["fallbacks"].empty()) << "the stream work came in the middle of replayed iterations: " << summary.dump(2);
+  const RunResult plain = plain_run("loop-until-replayed-stream-ops " + std::to_string(c.at("iterations")));
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+  EXPECT_EQ(c.at("stream_writes"), counts(plain.output, "iterations=").at("stream_writes")) << r.output;
+  EXPECT_EQ(c.at("stream_writes"), (c.at("iterations") + 3) / 4) << r.output;
+}
+
+// The same work in the recorded iteration itself: nimble cannot replay what it cannot see, so the
+// recording is refused with the task that stopped it, and the program runs as it is.
+TEST(RunCommand, AnIterationHoldingStreamWorkNimbleDoesNotLookIntoIsRefusedWithTheReason) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                            "--iteration", "1", "-o", dir + "/t.json", "--", probe_path(),
+                                                            "loop-until-replayed-stream-ops-always", "12"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0) << summary.dump(2);
+  const std::string why = summary.value("nothing_replayed_because", "");
+  EXPECT_NE(why.find("(stream_op)"), std::string::npos) << why;
+  EXPECT_NE(why.find("opaque to nimble"), std::string::npos) << why;
+  const nlohmann::json trace = read_json(dir + "/t.json");
+  int stream_ops = 0;
+  for (const auto& task : trace["tasks"]) {
+    if (task.value("kind", "") != "stream_op") continue;
+    ++stream_ops;
+    EXPECT_TRUE(task.value("api", "").starts_with("cuStream")) << task.dump();
+  }
+  EXPECT_EQ(stream_ops, 2) << "the write and the wait of the recorded iteration";
+  const RunResult plain = plain_run("loop-until-replayed-stream-ops-always 12");
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output << plain.output;
+}
+
 // A program that ends before its recording's graphs are ready ran every iteration itself: its
 // results are a plain run's, and the summary says why nothing was replayed.
 TEST(RunCommand, AProgramThatEndsBeforeTheGraphsAreReadyIsToldWhyNothingWasReplayed) {

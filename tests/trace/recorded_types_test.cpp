@@ -26,10 +26,11 @@ std::string error_of(const std::function<void()>& read) {
 
 TEST(RecordedTypes, KindNamesRoundTripAndUnknownKindsAreOther) {
   for (TaskKind k : {TaskKind::Kernel, TaskKind::Memcpy, TaskKind::Memset, TaskKind::Sync, TaskKind::HostFunc,
-                     TaskKind::Graph, TaskKind::GraphLaunch, TaskKind::EventRecord, TaskKind::EventWait}) {
+                     TaskKind::Graph, TaskKind::GraphLaunch, TaskKind::EventRecord, TaskKind::EventWait, TaskKind::StreamOp}) {
     EXPECT_EQ(kind_of(kind_name(k)), k) << kind_name(k);
   }
   EXPECT_STREQ(kind_name(TaskKind::HostFunc), "host_func");
+  EXPECT_STREQ(kind_name(TaskKind::StreamOp), "stream_op");
   EXPECT_EQ(kind_of("Kernel"), TaskKind::Other);
   EXPECT_EQ(kind_of("fft"), TaskKind::Other);
 }

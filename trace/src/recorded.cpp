@@ -14,7 +14,7 @@ constexpr std::pair<TaskKind, const char*> kKindNames[] = {
     {TaskKind::Memset, "memset"},         {TaskKind::Sync, "sync"},
     {TaskKind::HostFunc, "host_func"},    {TaskKind::Graph, "graph"},
     {TaskKind::GraphLaunch, "graph_launch"}, {TaskKind::EventRecord, "event_record"},
-    {TaskKind::EventWait, "event_wait"},
+    {TaskKind::EventWait, "event_wait"},  {TaskKind::StreamOp, "stream_op"},
 };
 
 int hex_digit(char c) {

@@ -33,6 +33,8 @@ enum class TaskKind {
   GraphLaunch,  // a graph launch whose nodes are the tasks before it
   EventRecord,  // event nodes of a program graph
   EventWait,
+  StreamOp,     // stream-ordered driver work nimble does not look into (memory-op waits and writes,
+                // prefetches, array copies, external semaphores): may touch any memory
   Other,        // a kind this build does not know (hand-written, or a newer recorder)
 };
 
