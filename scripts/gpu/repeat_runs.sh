@@ -33,7 +33,7 @@ print("run %s: replayed %s, graphs in place %s, recordings %s, fallbacks %s, why
     dict(falls.most_common(4)), d.get("nothing_replayed_because", "-"), len(found),
     "; ".join(l.split("]: ", 1)[-1][:80] for l in found[:6]), steps))
 PY
-  rm -f "$dir"/run$i.json "$dir"/run$i.[0-9]*.json
+  rm -f "$dir"/run$i.[0-9]*.json  # later recordings; the first trace is kept
 done
 cp "$dir/summary.txt" "$OUT/$name-runs.txt"
 tar czf "$OUT/$name-runs.tgz" -C "$dir" . && rm -rf "$dir"
