@@ -40,8 +40,12 @@ thread_local int t_internal_depth = 0;
 void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
   const deps::ThreadId thread = current_thread();
   s.capture->note_issuer(map_stream(call.stream, call.hook.stream), thread);
+  // The kinds whose calls nimble run checks against a recording (record_task's as_gpu_call): one
+  // of them begins a replayed iteration; host functions and stream work are the program's own.
+  const bool arms = call.kind == trace::TaskKind::Kernel || call.kind == trace::TaskKind::Memcpy ||
+                    call.kind == trace::TaskKind::Memset || call.kind == trace::TaskKind::Graph;
   s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
-                         thread, correlation);
+                         thread, correlation, arms);
 }
 std::atomic<int> g_program_captures{0};
 

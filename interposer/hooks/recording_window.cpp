@@ -35,14 +35,14 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
 }
 
 void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
-                                 std::uint32_t correlation) {
+                                 std::uint32_t correlation, bool arms) {
   if (side_exit_) {  // counted to its end, not looked at
-    note_window_call(signature, host_sync);
+    note_window_call(signature, host_sync, arms);
     if (open_ && !host_sync && window_calls_.size() == side_exit_->calls) close_after_task_ = true;
     return;
   }
   if (!auto_range_ || finished_) {
-    note_window_call(signature, host_sync);
+    note_window_call(signature, host_sync, arms);
     return;
   }
   AutoRange::Action action = AutoRange::Action::None;
@@ -70,7 +70,7 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
     case AutoRange::Action::None:
       break;
   }
-  note_window_call(signature, host_sync);
+  note_window_call(signature, host_sync, arms);
   if (config_.run && windows_written_ > 0 && auto_range_->known_in_a_row() >= kKnownPeriodsBeforeRest) {
     // nimble run looked again and keeps finding what it recorded before (and dropped, or
     // refused): stop looking until nimble run asks again; with nothing live it never will, and
@@ -125,9 +125,10 @@ AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_
   return action;
 }
 
-void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync) {
+void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync, bool arms) {
   if (!open_ || host_sync) return;
-  if (!first_gpu_signature_) first_gpu_signature_ = signature;
+  // A window opening on a host function (JAX's, after the sync) is armed by the first call after it.
+  if (!first_gpu_signature_ && arms) first_gpu_signature_ = signature;
   window_calls_.push_back(signature);
 }
 

@@ -26,8 +26,10 @@ class RecordingWindow {
 
   // Around every task and host sync, in issue order (the automatic range decides here). Tasks
   // arrive after their driver call returned: `correlation` is the call's CUPTI id (0: none).
+  // `arms`: nimble run may begin a replayed iteration with this call (a kernel, copy, memset or
+  // graph launch; not a host function or other work the program runs itself).
   void before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
-                   std::uint32_t correlation = 0);
+                   std::uint32_t correlation = 0, bool arms = false);
   void after_task();
   // Which stream and thread a task the automatic range watches came from: when no period is
   // found, the exit message says how many (several streams fed from several threads seldom
@@ -62,7 +64,7 @@ class RecordingWindow {
 
  private:
   void start_cupti();
-  void note_window_call(std::uint64_t signature, bool host_sync);
+  void note_window_call(std::uint64_t signature, bool host_sync, bool arms);
   AutoRange::Action lane_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread);
   AutoRange& deciding() { return lane_mode_ ? *lane_range_ : *auto_range_; }
   void open_window(std::uint32_t first_correlation = 0, bool first_is_kernel = false);
@@ -96,7 +98,7 @@ class RecordingWindow {
   // still holds, when nothing better was found (a trace that says so beats none).
   std::optional<trace::json> dropped_auto_;
   std::size_t lane_after_tasks_ = 0;  // the lane may be chosen once this many tasks were seen (restarts move it)
-  std::optional<std::uint64_t> first_gpu_signature_;  // the window's first kernel, copy or memset
+  std::optional<std::uint64_t> first_gpu_signature_;  // the window's first call that arms (before_task)
   std::vector<std::uint64_t> window_calls_;           // the signatures of the window's calls, in order
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   std::pair<std::uint64_t, std::uint64_t> last_issuer_{~0ull, ~0ull};  // (stream, thread) of the last call noted

@@ -559,6 +559,31 @@ int own_graph(int iterations, bool graph_first) {
   return 0;
 }
 
+// A loop whose iteration begins with a host function (JAX marks buffers ready with one), right after
+// the sync that ends the iteration before: the automatic range's window opens on it. Then two
+// kernels, a copy out and the sync. No capture marks.
+int host_function_first(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  CUstream s;
+  cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  for (int i = 0; i < iterations; ++i) {
+    cuLaunchHostFunc(s, count_host_function, &host_function_calls);
+    int n = 100 + i % 5;
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, s, scale_args, nullptr);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, s);
+    cuStreamSynchronize(s);
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("host_functions=%d kernels_run=%d graph_launches=%d\n", host_function_calls,
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // A program that builds its own graph node by node, as XLA's command buffers do: a memset and a
 // kernel with no order between them, a child graph after both, a host function, an empty node;
 // every iteration updates the first kernel's scalar in the executable graph and launches it
@@ -846,6 +871,7 @@ int main(int argc, char** argv) {
   // 300 training steps of which every tenth launches one kernel more, after the second.
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
   if (mode == "own-graph") return own_graph(60, false);
+  if (mode == "host-function-first") return host_function_first(60);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");

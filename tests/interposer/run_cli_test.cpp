@@ -864,6 +864,24 @@ void expect_own_graph_launches_run_in_place(const std::string& mode) {
   EXPECT_GE(counts(r.output).at("graph_launches"), 60 + replayed) << r.output;
 }
 
+// The automatic range's window opens on a host function (the first task after the sync that ends an
+// iteration). A host function is the program's own call, never one that begins a replayed
+// iteration: the recording is armed by its first kernel instead, the iterations are replayed, and
+// the host function runs in place every time.
+TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/h.json", "host-function-first");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json trace = read_json(dir + "/h.json");
+  ASSERT_TRUE(trace.is_object()) << r.output;
+  EXPECT_EQ(trace["tasks"][0].value("kind", ""), "host_func") << "the window did not open on the host function";
+  const nlohmann::json summary = read_json(dir + "/h.run.json");
+  EXPECT_GT(summary.value("iterations_replayed", 0), 40) << summary.dump(2);  // of 60
+  const RunResult plain = plain_run("host-function-first");
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
+  EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60) << r.output;
+}
+
 // Also when the recorded iteration begins with the graph's launch (its nodes first in the trace).
 TEST(RunCommand, AProgramsOwnGraphLaunchesRunInPlaceAsItUpdatedThemWhileTheRestIsReplayed) {
   expect_own_graph_launches_run_in_place("own-graph");
