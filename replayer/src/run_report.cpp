@@ -128,6 +128,10 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
       why += (why.empty() ? "" : "; ") + rec->name + " was dropped: " + rec->dropped_because;
     } else if (rec->state == RecordingState::Resting) {
       why += (why.empty() ? "" : "; ") + rec->name + " rests: " + rec->resting_because;
+    } else if (const std::string failure = most_frequent_failure(rec->short_circuit->summary()); !failure.empty()) {
+      // Its first calls came again, the rest not as recorded (threads whose calls interleave
+      // differently from one iteration to the next, as JAX's transfer threads do).
+      why += (why.empty() ? "" : "; ") + rec->name + " began to match the program's calls but no iteration ran to its end as recorded; most often: " + failure;
     } else {
       why += (why.empty() ? "" : "; ") + rec->name + " never matched the program's later calls";
     }

@@ -640,11 +640,7 @@ void RunSession::after_failures(Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
   const std::size_t n = failures(r);
   if (n < options_.failure_limit || n <= s.iterations_replayed) return;
-  std::string last;
-  std::size_t most = 0;
-  for (const auto& [reason, count] : s.fallbacks) {
-    if (count > most) most = count, last = reason;
-  }
+  const std::string last = most_frequent_failure(s);
   drop(r, "kept falling back: " + std::to_string(n) + " fall-backs and false starts, " +
               std::to_string(s.iterations_replayed) + " iterations replayed" + (last.empty() ? "" : "; most often: " + last));
 }

@@ -60,6 +60,18 @@ CallCheck ShortCircuit::check(const GpuCall& call) {
   return std::visit([&](const auto& c) { return matcher_.next(c); }, call);
 }
 
+std::string most_frequent_failure(const ShortCircuitSummary& summary) {
+  std::string reason;
+  std::size_t most = 0;
+  for (const auto* reasons : {&summary.fallbacks, &summary.false_start_reasons}) {
+    for (const auto& [text, count] : *reasons) {
+      if (count > most) most = count, reason = text;
+    }
+    if (most > 0) break;  // a fall-back's reason before a false start's
+  }
+  return reason;
+}
+
 Action ShortCircuit::try_arm(GpuCall&& call) {
   if (stopped_) return Action::Run;
   matcher_.reset();

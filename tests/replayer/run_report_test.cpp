@@ -101,6 +101,12 @@ TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {
   const std::string why = nothing_replayed_because(s, {"/tmp/b.json: the iteration launches the program's own CUDA graphs"});
   EXPECT_TRUE(contains(why, "/tmp/b.json: the iteration launches the program's own CUDA graphs")) << why;
   EXPECT_TRUE(contains(why, "/tmp/a.json never matched the program's later calls")) << why;
+  // Its first call came again, the next did not: the reason the iteration stopped is what to read.
+  issue(s, {1, 3});
+  const std::string began = nothing_replayed_because(s, {});
+  EXPECT_TRUE(contains(began, "/tmp/a.json began to match the program's calls but no iteration ran to its end as "
+                              "recorded; most often: ")) << began;
+  EXPECT_TRUE(contains(began, "a different kernel (recorded 0x2, called 0x3)")) << began;
   // Once something was replayed there is nothing to explain.
   issue(s, {1, 2});
   issue(s, {1, 2});

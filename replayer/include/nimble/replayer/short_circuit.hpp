@@ -86,6 +86,9 @@ struct ShortCircuitSummary {
   std::map<std::string, std::size_t> false_start_reasons;
 };
 
+// The reason counted most often among the fall-backs and then the false starts ("" when none).
+std::string most_frequent_failure(const ShortCircuitSummary& summary);
+
 // A false start handed back (ShortCircuit::hand_back_false_starts): the calls that matched before
 // any graph of the iteration was launched, and the next, which did not match. Another recording
 // that begins alike may take them all.
