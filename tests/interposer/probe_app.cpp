@@ -257,6 +257,15 @@ struct LoopParts {
   }
 };
 
+// How the loops on a stream of their own end an iteration: the fill kernel, the copy out, the sync.
+void end_iteration(CUfunction fill, CUdeviceptr b, float* host, CUstream s) {
+  int m = 7;
+  void* fill_args[] = {&b, &m};
+  cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
+  cuMemcpyDtoHAsync(host, b, 1024, s);
+  cuStreamSynchronize(s);
+}
+
 // A single-stream loop for `nimble run`: each iteration copies fresh host data in, launches a
 // kernel whose scalar argument changes every time, a memset whose value changes, a second kernel,
 // copies the result out and synchronises; iteration 1 is bracketed by cuProfilerStart/Stop. With
@@ -548,11 +557,7 @@ int own_graph(int iterations, bool graph_first) {
     cuGraphExecKernelNodeSetParams(exec, node, &k);
     cuGraphLaunch(exec, s);
     if (graph_first) cuMemcpyHtoDAsync(a, host, 1024, s);
-    int m = 7;
-    void* fill_args[] = {&b, &m};
-    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
-    cuMemcpyDtoHAsync(host, b, 1024, s);
-    cuStreamSynchronize(s);
+    end_iteration(fill, b, host, s);
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
@@ -572,11 +577,7 @@ int host_function_first(int iterations) {
     int n = 100 + i % 5;
     void* scale_args[] = {&a, &b, &n};
     cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, s, scale_args, nullptr);
-    int m = 7;
-    void* fill_args[] = {&b, &m};
-    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s, fill_args, nullptr);
-    cuMemcpyDtoHAsync(host, b, 1024, s);
-    cuStreamSynchronize(s);
+    end_iteration(fill, b, host, s);
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   std::printf("host_functions=%d kernels_run=%d graph_launches=%d\n", host_function_calls,
