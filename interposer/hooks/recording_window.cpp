@@ -128,7 +128,10 @@ AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_
 void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync, bool arms) {
   if (!open_ || host_sync) return;
   // A window opening on a host function (JAX's, after the sync) is armed by the first call after it.
-  if (!first_gpu_signature_ && arms) first_gpu_signature_ = signature;
+  if (!first_gpu_signature_ && arms) {
+    first_gpu_signature_ = signature;
+    calls_before_first_ = window_calls_.size();
+  }
   window_calls_.push_back(signature);
 }
 
@@ -367,6 +370,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
     }
   }
   first_gpu_signature_.reset();
+  calls_before_first_ = 0;
   window_calls_.clear();
   {
     InternalScope internal;
@@ -451,7 +455,15 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   recorded.first_signature = first_gpu_signature_.value_or(0);
   recorded.fingerprint = auto_range_ && !side_exit ? deciding().fingerprint() : 0;
   recorded.event_points = engine().event_points();
+  // From the arming call on: the calls before it (host functions after the sync) come last, as
+  // the program issues them before the next iteration's first call.
   recorded.call_signatures = window_calls_;
+  if (first_gpu_signature_ && calls_before_first_ < recorded.call_signatures.size()) {
+    std::rotate(recorded.call_signatures.begin(),
+                recorded.call_signatures.begin() + static_cast<std::ptrdiff_t>(calls_before_first_),
+                recorded.call_signatures.end());
+    recorded.calls_before_first = calls_before_first_;
+  }
   if (side_exit) recorded.side_exit = side_exit->site;
   // An earlier recording's file still being written is waited for here, where the program waits
   // anyway, so that the wait is told.

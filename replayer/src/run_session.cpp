@@ -66,6 +66,7 @@ std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   r->segments = std::move(setup.segments);
   r->first_signature = setup.first_signature;
   r->call_signatures = std::move(setup.call_signatures);
+  r->calls_before_first = setup.calls_before_first;
   r->fingerprint = setup.fingerprint;
   r->exit_of = setup.side_exit;
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
@@ -592,8 +593,10 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
 // `call` to recording `r`'s short-circuit, with what that means for its timings and its fate.
 Action RunSession::through(Recording& r, GpuCall&& call) {
   ShortCircuit& sc = *r.short_circuit;
-  // Its previous iteration was replayed whole, and this is the very next call.
-  const bool previous_whole = sc.armed() && sc.awaiting_iteration() && calls_seen() == r.completed_at + 1;
+  // Its previous iteration was replayed whole, and this is the very next call (after the calls
+  // that come before its first, host functions the program runs itself).
+  const bool previous_whole =
+      sc.armed() && sc.awaiting_iteration() && calls_seen() == r.completed_at + 1 + r.calls_before_first;
   const std::size_t started = sc.iterations_started();
   const std::size_t failed = failures(r);
   const std::size_t replayed = sc.summary().iterations_replayed;

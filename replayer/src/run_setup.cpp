@@ -115,6 +115,9 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
     return refused(e.what());
   }
   if (std::string reason = why_not(trace, planned, options); !reason.empty()) return refused(reason);
+  if (recorded.first_signature == 0) {
+    return refused("the iteration has no kernel launch, copy, memset or graph launch to begin its replay with");
+  }
 
   PreparedRecording p;
   RecordingSetup& setup = p.setup.emplace();
@@ -176,6 +179,7 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   setup.rule = p.stream_graphs ? ArgumentRule::SameAddresses : ArgumentRule::AnyBytes;
   setup.first_signature = recorded.first_signature;
   setup.call_signatures = recorded.call_signatures;
+  setup.calls_before_first = recorded.calls_before_first;
   setup.fingerprint = recorded.fingerprint;
   setup.side_exit = recorded.side_exit;
   setup.skip_library = options.skip_library;

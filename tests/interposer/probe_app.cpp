@@ -872,7 +872,7 @@ int main(int argc, char** argv) {
   // 300 training steps of which every tenth launches one kernel more, after the second.
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
   if (mode == "own-graph") return own_graph(60, false);
-  if (mode == "host-function-first") return host_function_first(60);
+  if (mode == "host-function-first") return host_function_first(argc > 2 ? std::atoi(argv[2]) : 60);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");

@@ -880,6 +880,21 @@ TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) 
   const RunResult plain = plain_run("host-function-first");
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
   EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60) << r.output;
+
+  // With the trial on: its plain and replayed blocks are timed (an iteration runs from the first
+  // kernel to the next, the host function last), and the trial decides.
+  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                        kWaitForGraphs};
+  const RunResult t = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(),
+                                         "host-function-first", "200"});
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const nlohmann::json trial = read_json(dir + "/t.run.json");
+  ASSERT_EQ(trial.value("recordings", nlohmann::json::array()).size(), 1u) << trial.dump(2);
+  const nlohmann::json& rec = trial["recordings"][0];
+  EXPECT_NE(rec.value("state", ""), "trial") << rec.dump(2);
+  EXPECT_GT(rec["timings"]["replayed"].value("iterations", 0), 0) << rec.dump(2);
+  EXPECT_GT(rec["timings"]["plain"].value("iterations", 0), 0) << rec.dump(2);
+  EXPECT_EQ(work_of(t.output), work_of(plain_run("host-function-first 200").output)) << t.output;
 }
 
 // Also when the recorded iteration begins with the graph's launch (its nodes first in the trace).

@@ -63,6 +63,22 @@ TEST(RunSetup, OneStreamReplaysWhereverTheProgramIssuesAndAnyArgumentMayChange) 
   EXPECT_EQ(p.description().value("arguments", ""), "any bytes may change");
 }
 
+// A recording carries how many of its calls came before the one that begins its replay (host
+// functions after the sync); one with no such call at all (only host functions and syncs) could
+// never begin, and would hide the recordings after it from the hooks' fast path: refused.
+TEST(RunSetup, ARecordingWithNoCallThatCanBeginItsReplayIsRefused) {
+  RecordedIteration r = recorded();
+  r.calls_before_first = 2;
+  const PreparedRecording p = prepare(parse(document(chain(3))), r, RunSetupOptions{});
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  EXPECT_EQ(p.setup->calls_before_first, 2u);
+  r.first_signature = 0;
+  const PreparedRecording none = prepare(parse(document(chain(3))), r, RunSetupOptions{});
+  EXPECT_FALSE(none.setup);
+  EXPECT_TRUE(contains(none.refused_because, "no kernel launch, copy, memset or graph launch to begin its replay with"))
+      << none.refused_because;
+}
+
 // One stream (the default) is planned without running the scheduler: the plan must be the one a
 // one-stream schedule gives, on a trace whose branches a wider schedule would spread out.
 TEST(RunSetup, OneStreamIsPlannedWithoutTheSchedulerAndGivesTheScheduledPlan) {

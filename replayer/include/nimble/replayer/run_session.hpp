@@ -82,6 +82,7 @@ struct RecordingSetup {
   // The hooks' signatures of all its calls, in order (empty: unknown): a plain iteration of the
   // trial must follow them, or it is not this recording's.
   std::vector<std::uint64_t> call_signatures;
+  std::size_t calls_before_first = 0;  // RecordedIteration::calls_before_first
   std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
   bool skip_library = true;           // remember library calls (LibraryMemo)
   // Recorded at an exit of another recording (SideExitWindow): replayed only from there.
@@ -104,6 +105,7 @@ struct Recording {
   std::vector<Segment> segments;
   std::uint64_t first_signature = 0, fingerprint = 0;
   std::vector<std::uint64_t> call_signatures;  // RecordingSetup::call_signatures
+  std::size_t calls_before_first = 0;          // RecordingSetup::calls_before_first
   std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
   std::unique_ptr<Executor> executor;
   std::unique_ptr<ShortCircuit> short_circuit;

@@ -35,7 +35,11 @@ struct RecordedIteration {
   std::uint64_t first_signature = 0;  // of its first GPU call (the hooks' signature), 0: unknown
   std::uint64_t fingerprint = 0;      // of its period (period_fingerprint), 0: not found by the automatic range
   std::vector<std::size_t> event_points;  // where the program recorded or waited for events (Engine::event_points)
-  std::vector<std::uint64_t> call_signatures;  // the hooks' signature of each of its calls (not syncs), in order
+  // The hooks' signature of each of its calls (not syncs), in the program's order from the first
+  // call that can begin its replay (first_signature); the calls before that one (host functions
+  // right after the sync) come last, where the program issues them again before the next iteration.
+  std::vector<std::uint64_t> call_signatures;
+  std::size_t calls_before_first = 0;  // how many calls of the window came before first_signature's
   WindowClosing closing;  // what the program waited for between the window's last task and its trace on disk
   std::optional<ExitSite> side_exit;  // recorded at this exit of another recording (SideExitWindow)
 };
