@@ -327,6 +327,16 @@ CUresult cuStreamWaitValue32_v2(CUstream, CUdeviceptr, cuuint32_t value, unsigne
   ran_stream_op("wait", value);
   return CUDA_SUCCESS;
 }
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr, size_t bytes, CUmemLocation, unsigned, CUstream) {
+  called("cuMemPrefetchAsync_v2");
+  ran_stream_op("prefetch", static_cast<cuuint32_t>(bytes));
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoA_v2(CUarray, size_t offset, const void*, size_t) {
+  called("cuMemcpyHtoA_v2");
+  ran_stream_op("htoa", static_cast<cuuint32_t>(offset));
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamSynchronize(CUstream) { called("cuStreamSynchronize"); return CUDA_SUCCESS; }
 CUresult cuStreamQuery(CUstream) { called("cuStreamQuery"); return CUDA_SUCCESS; }  // always complete
 CUresult cuCtxSynchronize() {
@@ -383,6 +393,8 @@ const Entry kEntries[] = {
     E("cuLaunchHostFunc", 10000, false, cuLaunchHostFunc),
     E("cuStreamWriteValue32", 11070, false, cuStreamWriteValue32_v2),
     E("cuStreamWaitValue32", 11070, false, cuStreamWaitValue32_v2),
+    E("cuMemPrefetchAsync", 12020, false, cuMemPrefetchAsync_v2),
+    E("cuMemcpyHtoA", 3020, false, cuMemcpyHtoA_v2),
     E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
     E("cuStreamQuery", 2000, false, cuStreamQuery),
     E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),

@@ -302,8 +302,9 @@ int loop(int iterations, int change_at) {
 // iteration nimble run reported replayed (-1: none).
 // `own_capture`: after the recorded iteration the program captures a graph of its own (GLOBAL mode,
 // held open 100 ms, as torch.cuda.graph's capture is while it runs a model) and launches it.
-// `stream_ops_every`: every that many iterations (from the first), a value written to memory and
-// waited for in stream order between the two kernels (cuStreamWriteValue32, cuStreamWaitValue32).
+// `stream_ops_every`: every that many iterations (from the first), stream work between the two
+// kernels that nimble does not look into: a value written to memory and waited for, a prefetch and
+// a synchronous copy into an array (the stream first, last, and none: the default stream).
 int loop_until_replayed(int iterations, bool context_sync = false, bool own_capture = false, int stream_ops_every = 0) {
   using Counter = unsigned long long (*)();
   const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
@@ -325,6 +326,8 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
     if (stream_ops_every > 0 && i % stream_ops_every == 0) {
       cuStreamWriteValue32(nullptr, b, static_cast<cuuint32_t>(i), 0);
       cuStreamWaitValue32(nullptr, b, static_cast<cuuint32_t>(i), CU_STREAM_WAIT_VALUE_EQ);
+      cuMemPrefetchAsync(b, 1024, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 0}, 0, nullptr);
+      cuMemcpyHtoA(nullptr, static_cast<size_t>(i), host, 16);
     }
     int m = 7;
     void* fill_args[] = {&b, &m};
@@ -351,9 +354,9 @@ int loop_until_replayed(int iterations, bool context_sync = false, bool own_capt
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   std::printf("iterations=%d first_replayed=%d kernels_run=%d graph_launches=%d failed_context_syncs=%d "
-              "own_capture_failed=%d stream_writes=%d\n",
+              "own_capture_failed=%d stream_writes=%d array_copies=%d\n",
               i, first_replayed, fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), failed_syncs,
-              own_capture_failed, fake_driver_count("cuStreamWriteValue32_v2"));
+              own_capture_failed, fake_driver_count("cuStreamWriteValue32_v2"), fake_driver_count("cuMemcpyHtoA_v2"));
   return 0;
 }
 
