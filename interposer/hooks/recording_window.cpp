@@ -128,10 +128,7 @@ AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_
 void RecordingWindow::note_window_call(std::uint64_t signature, bool host_sync, bool arms) {
   if (!open_ || host_sync) return;
   // A window opening on a host function (JAX's, after the sync) is armed by the first call after it.
-  if (!first_gpu_signature_ && arms) {
-    first_gpu_signature_ = signature;
-    calls_before_first_ = window_calls_.size();
-  }
+  if (!first_arming_call_ && arms) first_arming_call_ = window_calls_.size();
   window_calls_.push_back(signature);
 }
 
@@ -369,8 +366,7 @@ void RecordingWindow::open_window(std::uint32_t first_correlation, bool first_is
                       "looks): that task has no duration and is not in cupti_kernels";
     }
   }
-  first_gpu_signature_.reset();
-  calls_before_first_ = 0;
+  first_arming_call_.reset();
   window_calls_.clear();
   {
     InternalScope internal;
@@ -452,17 +448,17 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   // building the graphs happen on the writer's thread too, before the file is written.
   RecordedIteration recorded;
   recorded.path = report.path;
-  recorded.first_signature = first_gpu_signature_.value_or(0);
+  recorded.first_signature = first_arming_call_ ? window_calls_[*first_arming_call_] : 0;
   recorded.fingerprint = auto_range_ && !side_exit ? deciding().fingerprint() : 0;
   recorded.event_points = engine().event_points();
   // From the arming call on: the calls before it (host functions after the sync) come last, as
   // the program issues them before the next iteration's first call.
   recorded.call_signatures = window_calls_;
-  if (first_gpu_signature_ && calls_before_first_ < recorded.call_signatures.size()) {
+  if (first_arming_call_) {
     std::rotate(recorded.call_signatures.begin(),
-                recorded.call_signatures.begin() + static_cast<std::ptrdiff_t>(calls_before_first_),
+                recorded.call_signatures.begin() + static_cast<std::ptrdiff_t>(*first_arming_call_),
                 recorded.call_signatures.end());
-    recorded.calls_before_first = calls_before_first_;
+    recorded.calls_before_first = *first_arming_call_;
   }
   if (side_exit) recorded.side_exit = side_exit->site;
   // An earlier recording's file still being written is waited for here, where the program waits

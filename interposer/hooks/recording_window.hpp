@@ -98,8 +98,9 @@ class RecordingWindow {
   // still holds, when nothing better was found (a trace that says so beats none).
   std::optional<trace::json> dropped_auto_;
   std::size_t lane_after_tasks_ = 0;  // the lane may be chosen once this many tasks were seen (restarts move it)
-  std::optional<std::uint64_t> first_gpu_signature_;  // the window's first call that arms (before_task)
-  std::size_t calls_before_first_ = 0;  // window calls before it (host functions)
+  // Where in window_calls_ the first call that arms is (before_task); the calls before it are host
+  // functions. None yet: no such call in the window.
+  std::optional<std::size_t> first_arming_call_;
   std::vector<std::uint64_t> window_calls_;           // the signatures of the window's calls, in order
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
   std::pair<std::uint64_t, std::uint64_t> last_issuer_{~0ull, ~0ull};  // (stream, thread) of the last call noted

@@ -23,9 +23,10 @@ namespace {
 // its own (kBuildInBackground).
 const char* const kWaitForGraphs = "NIMBLE_RUN_BACKGROUND=0";
 const char* const kBuildInBackground = "NIMBLE_RUN_BACKGROUND=1";
-std::vector<std::string> fake_driver_env(bool graphs) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "NIMBLE_RUN_TRIAL=0",
-                                  kWaitForGraphs};
+// `trial`: the payoff trial on, as nimble run's default.
+std::vector<std::string> fake_driver_env(bool graphs, bool trial = false) {
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", kWaitForGraphs};
+  if (!trial) env.push_back("NIMBLE_RUN_TRIAL=0");
   if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
   return env;
 }
@@ -42,8 +43,7 @@ struct ProbeRun {
   nlohmann::json summary;
 };
 ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                  kWaitForGraphs};
+  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
   env.insert(env.end(), settings.begin(), settings.end());
   ProbeRun run{run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o",
                                   dir + "/t.json", "--", probe_path(), "overhead"}),
@@ -88,30 +88,36 @@ std::map<std::string, int> counts(const std::string& output, const std::string& 
   return out;
 }
 
+// `argv` followed by the probe and its `mode`, which may be followed by the probe's arguments,
+// after spaces.
+std::vector<std::string> with_probe(std::vector<std::string> argv, const std::string& mode) {
+  argv.push_back(probe_path());
+  std::istringstream words(mode);
+  for (std::string word; words >> word;) argv.push_back(word);
+  return argv;
+}
+
 RunResult nimble_run(const std::string& out, const std::string& mode, bool graphs = true,
                      const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env = fake_driver_env(graphs);
   env.insert(env.end(), extra_env.begin(), extra_env.end());
-  return run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o", out,
-                            "--", probe_path(), mode});
+  return run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1",
+                                       "-o", out, "--"},
+                                      mode));
 }
 
 // nimble run with the automatic range (no capture marks), the fake driver's graphs and no trial.
 RunResult auto_run(const std::string& out, const std::string& mode, const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env = fake_driver_env(true);
   env.insert(env.end(), extra_env.begin(), extra_env.end());
-  return run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", out, "--", probe_path(), mode});
+  return run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", out, "--"}, mode));
 }
 
-// The probe run plainly (nimble preloaded, idle): its output. `mode` may be followed by the
-// probe's arguments, after spaces.
+// The probe run plainly (nimble preloaded, idle): its output.
 RunResult plain_run(const std::string& mode, const std::vector<std::string>& extra_env = {}) {
   std::vector<std::string> env = {"LD_PRELOAD=" + preload_path(), "NIMBLE_LIBCUDA=" + fake_driver_path()};
   env.insert(env.end(), extra_env.begin(), extra_env.end());
-  std::vector<std::string> argv = {probe_path()};
-  std::istringstream words(mode);
-  for (std::string word; words >> word;) argv.push_back(word);
-  return run_with_env(env, argv);
+  return run_with_env(env, with_probe({}, mode));
 }
 
 // The digest of every kernel the fake driver ran, with its arguments, in order ("work=...").
@@ -479,8 +485,8 @@ TEST(RunCommand, AGraphCaptureOfTheProgramsOwnNeverMeetsNimblesGraphBuilding) {
                                                    "own_capture_failed");
 }
 
-// Stream work nimble does not look into (a value written to memory and waited for, between two
-// kernels, every fourth iteration) comes while nimble holds the iteration's first kernel: the held
+// Stream work nimble does not look into (a value written to memory and waited for, a prefetch and a
+// synchronous array copy, between two kernels, every fourth iteration) comes while nimble holds the iteration's first kernel: the held
 // kernel goes to the GPU first, then the program's call runs. The results are a plain run's of as
 // many iterations, the write included each time; the other iterations are replayed.
 TEST(RunCommand, StreamWorkNimbleDoesNotReplayNeverOvertakesTheCallsItHolds) {
@@ -505,9 +511,7 @@ TEST(RunCommand, StreamWorkNimbleDoesNotReplayNeverOvertakesTheCallsItHolds) {
 // recording is refused with the task that stopped it, and the program runs as it is.
 TEST(RunCommand, AnIterationHoldingStreamWorkNimbleDoesNotLookIntoIsRefusedWithTheReason) {
   const std::string dir = temp_dir();
-  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
-                                                            "--iteration", "1", "-o", dir + "/t.json", "--", probe_path(),
-                                                            "loop-until-replayed-stream-ops-always", "12"});
+  const RunResult r = nimble_run(dir + "/t.json", "loop-until-replayed-stream-ops-always 12");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
   ASSERT_TRUE(summary.is_object()) << r.output;
@@ -886,10 +890,8 @@ TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) 
 
   // With the trial on: its plain and replayed blocks are timed (an iteration runs from the first
   // kernel to the next, the host function last), and the trial decides.
-  const std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                        kWaitForGraphs};
-  const RunResult t = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(),
-                                         "host-function-first", "200"});
+  const RunResult t = run_with_env(fake_driver_env(true, /*trial=*/true),
+                                   with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "host-function-first 200"));
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const nlohmann::json trial = read_json(dir + "/t.run.json");
   ASSERT_EQ(trial.value("recordings", nlohmann::json::array()).size(), 1u) << trial.dump(2);
