@@ -22,6 +22,10 @@ PROFILE_STEPS = os.environ.get("CORPUS_PROFILE_STEPS", "")
 # never meet a graph capture of nimble's thread).
 DEVICE_SYNC = os.environ.get("CORPUS_DEVICE_SYNC", "") == "1"
 MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
+# CORPUS_BATON="MINE,PEER,FIRST,K" (scripts/gpu/process_pairs.py --interleaved): two processes take
+# turns of K steps, passing a byte through two FIFOs, so both meet the same host contention; the
+# time spent waiting for the turn is not counted in any step.
+BATON = os.environ.get("CORPUS_BATON", "")
 
 _digests = []
 _times = []
@@ -29,6 +33,37 @@ _last = [None]
 _final = [None]
 _replayed = []          # per step: iterations nimble run replayed whole during it (under nimble run)
 _replayed_so_far = [0]
+
+
+class _Baton:
+    def __init__(self, spec):
+        mine, peer, first, k = spec.split(",")
+        self.k, self.held, self.steps = int(k), first == "1", 0
+        self.mine, self.peer = os.open(mine, os.O_RDWR), os.open(peer, os.O_RDWR)  # O_RDWR: open never blocks
+        self.mine_done, self.peer_done = mine + ".done", peer + ".done"
+
+    def take(self):
+        """Waits for the turn, unless the peer has ended (it passes a last byte as it ends)."""
+        import select
+        if not self.held and not os.path.exists(self.peer_done):
+            if select.select([self.mine], [], [], 300)[0]:
+                os.read(self.mine, 1)
+        self.held = True
+
+    def step(self):
+        """After each step: every K steps the turn goes to the peer and comes back."""
+        self.steps += 1
+        if self.steps % self.k == 0:
+            self.held = False
+            os.write(self.peer, b"t")
+            self.take()
+
+    def end(self):
+        open(self.mine_done, "w").close()
+        os.write(self.peer, b"e")
+
+
+_baton = _Baton(BATON) if BATON else None
 
 
 def _nimble_counter():
@@ -99,6 +134,9 @@ def step_done(i, *results):
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
     _last[0] = now
+    if _baton is not None:
+        _baton.step()
+        _last[0] = time.perf_counter()  # the peer's turn is not this step's time
 
 
 def final_state(*tensors):
@@ -111,11 +149,15 @@ def final_state(*tensors):
 
 def mark_loop_start():
     """Set-up is over: step times count from here."""
+    if _baton is not None:
+        _baton.take()
     _last[0] = time.perf_counter()
 
 
 @atexit.register
 def _report():
+    if _baton is not None:
+        _baton.end()
     steady = sorted(_times[len(_times) // 4:]) or [0.0]
     # The last half: after nimble run has found, recorded and tried the iteration.
     tail = sorted(_times[len(_times) // 2:]) or [0.0]
