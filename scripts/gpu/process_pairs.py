@@ -100,6 +100,20 @@ def fmt(values):
     return "%.3f (%s)" % (statistics.median(values), " ".join("%.2f" % v for v in values)) if values else ""
 
 
+def write_tables(out, rows, summary):
+    with open(os.path.join(out, "pairs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["program"])
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, "pairs.md"), "w") as f:
+        f.write("| program | mode | pairs | identical | steps replayed | plain/nimble, tail | plain/nimble, best window "
+                "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        for s in summary:
+            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(tail)s | %(best)s | %(idle_tail)s "
+                    "| %(aa_tail)s | %(aa_best)s |\n" % s)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="+", metavar="NAME[:STEPS]")
@@ -175,17 +189,7 @@ def main():
                         "aa_best": fmt(aa_ratios(prog_rows, "best_ms", args.interleaved)),
                         "replayed": "%d/%d" % (sum(r["steps_replayed"] for r in prog_rows if r["config"] == "run"),
                                                sum(r["steps"] for r in prog_rows if r["config"] == "run"))})
-    with open(os.path.join(args.out, "pairs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["program"])
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "pairs.md"), "w") as f:
-        f.write("| program | mode | pairs | identical | steps replayed | plain/nimble, tail | plain/nimble, best window "
-                "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-        for s in summary:
-            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(tail)s | %(best)s | %(idle_tail)s "
-                    "| %(aa_tail)s | %(aa_best)s |\n" % s)
+        write_tables(args.out, rows, summary)  # after each program: a run cut short keeps what it measured
     print("wrote", os.path.join(args.out, "pairs.md"))
 
 

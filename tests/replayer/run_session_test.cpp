@@ -103,7 +103,7 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
   o.trials = 1;  // its only trial: a verdict of "no gain" drops it
   o.trial_block = 3;
   RunSession s = session(o);
-  replayed_ms_ = 2.2;  // replay is 10% slower: not clear after one round, dropped after two
+  replayed_ms_ = 2.2;  // replay is 10% slower, steadily: each replayed block costs, so one round drops it
   s.add(recording("setup", setup_, log_));
   std::size_t replayed = 0;
   for (int i = 0; i < 40; ++i) replayed += iterate(s, setup_) > 0;
@@ -111,7 +111,7 @@ TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProg
   EXPECT_EQ(r.state, RecordingState::Dropped);
   EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
   EXPECT_NE(r.dropped_because.find("0.91x"), std::string::npos) << r.dropped_because;
-  EXPECT_EQ(replayed, 9u);  // a block of 3 to warm up, then two timed blocks of 3, each after a plain one
+  EXPECT_EQ(replayed, 6u);  // a block of 3 to warm up, then one timed block of 3, after a plain one
   EXPECT_FALSE(s.concerns(sig(9)));
   EXPECT_TRUE(s.wants_recording());  // nothing live: look for another iteration
   EXPECT_TRUE(s.knows(0) == false);
@@ -141,6 +141,26 @@ TEST_F(RunSessionTest, ATrialNearTheMinimumSpeedupTimesFourRoundsBeforeItDecides
     // Four plain blocks of 3 were timed; a dropped recording leaves the program plain for good.
     EXPECT_EQ(plain, speedup >= 1.05 ? 12u : 60u - 15u) << speedup;
   }
+}
+
+// Replay 2% slower, near the 1.05x minimum: each replayed block costs the program, so steady
+// iterations decide after one round instead of four (HF generate on the H100 ran 0.87-0.94x of
+// plain in process pairs while such trials went on).
+TEST_F(RunSessionTest, ATrialWhereReplayIsSlowerDecidesAfterOneRoundEvenNearTheMinimum) {
+  RunOptions o;
+  o.trials = 1;  // its only trial: a verdict of "no gain" drops it
+  o.trial_block = 3;  // two timed iterations a block: too few to call the phases apart
+  o.min_speedup = 1.05;
+  RunSession s = session(o);
+  replayed_ms_ = plain_ms_ / 0.98;
+  s.add(recording("slower", train_, log_));
+  std::size_t replayed = 0;
+  for (int i = 0; i < 60; ++i) replayed += iterate(s, train_) > 0;
+  const Recording& r = *s.recordings()[0];
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_NEAR(*r.trial_speedup, 0.98, 1e-5);
+  EXPECT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_EQ(replayed, 6u);  // a block of 3 to warm up, one timed block of 3 (four rounds: 15)
 }
 
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or
