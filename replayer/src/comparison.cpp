@@ -9,6 +9,7 @@ Comparison::Comparison(std::size_t block) : block_(std::max<std::size_t>(1, bloc
 void Comparison::switch_phase() {
   phase_ = phase_ == Phase::Replay ? Phase::Plain : Phase::Replay;
   begun_in_block_ = 0;
+  if (phase_ == Phase::Plain) ++plain_blocks_;
 }
 
 void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {

@@ -675,6 +675,18 @@ void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = trial_wants({}, {});  // one round at least, whatever the speed
+  // Plain blocks that never time an iteration (JAX on the H100: XLA's transfer threads put their
+  // copies among the step's calls in another order each step, so no plain iteration is issued as
+  // recorded; 24 replayed and 0 plain iterations timed by the program's end): the trial cannot
+  // decide, so the recording rests as one that did not pay would (replay unproven is not kept).
+  constexpr std::size_t kPlainBlocksWithoutTiming = 8;
+  if (plain.iterations == 0 && r.comparison->plain_blocks() > kPlainBlocksWithoutTiming) {
+    std::string why = "its trial could not time the program's own iterations (";
+    why += std::to_string(r.comparison->plain_blocks() - 1);
+    why += " plain blocks, none issued as recorded: the program's calls vary from one iteration to the next)";
+    rest_or_drop(r, why);
+    return;
+  }
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
   const std::size_t wants = trial_wants(plain, replayed);

@@ -163,6 +163,35 @@ TEST_F(RunSessionTest, ATrialWhereReplayIsSlowerDecidesAfterOneRoundEvenNearTheM
   EXPECT_EQ(replayed, 6u);  // a block of 3 to warm up, one timed block of 3 (four rounds: 15)
 }
 
+// A program whose own iterations never come as recorded (JAX: a transfer thread's copy lands among
+// the step's calls when the step runs at its own pace, not when replay runs it): the trial's plain
+// blocks time nothing, so it could never decide; after eight such blocks the recording rests.
+TEST_F(RunSessionTest, ATrialWhosePlainBlocksNeverTimeAnIterationRestsTheRecording) {
+  RunOptions o;
+  o.trial_block = 3;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  std::size_t replayed = 0;
+  for (int i = 0; i < 120; ++i) {
+    std::size_t deferred = 0;
+    for (std::uint64_t f : {1, 2, 3}) deferred += hand_over(s, sig(f), call_of(f), &requests_) == Action::Deferred;
+    if (!deferred) hand_over(s, sig(7), call_of(7), &requests_);  // the other thread's copy
+    deferred += hand_over(s, sig(4), call_of(4), &requests_) == Action::Deferred;
+    now_ += static_cast<std::uint64_t>((deferred ? replayed_ms_ : plain_ms_) * 1e6);
+    replayed += deferred > 0;
+  }
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);
+  EXPECT_GT(r.comparison->times(Phase::Replay).iterations, 0u);
+  ASSERT_EQ(r.state, RecordingState::Resting);
+  EXPECT_NE(r.resting_because.find("its trial could not time the program's own iterations (8 plain blocks"), std::string::npos)
+      << r.resting_because;
+  // Two trials (a warm-up block and eight replayed ones each: 27 iterations), 16 plain iterations of
+  // rest between them; resting again after the second.
+  EXPECT_EQ(r.earlier_trials.size(), 1u);
+  EXPECT_EQ(replayed, 54u);
+}
+
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or
 // every one slower, one round decides, however close the medians are to the minimum; when they
 // overlap, four rounds.
