@@ -98,6 +98,16 @@ def nimble_paths():
     return nimble, os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
 
 
+def add_program_arguments(ap, steps, out_name):
+    """The arguments of the scripts that run one corpus program in several configurations
+    (step_times.py, process_noise.py): the script, its own arguments, steps, mode, where logs go."""
+    ap.add_argument("program", help="script under tests/programs, with its arguments after --args")
+    ap.add_argument("--args", nargs="*", default=[])
+    ap.add_argument("--steps", type=int, default=steps)
+    ap.add_argument("--mode", default="deterministic")
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), out_name))
+
+
 def corpus_line(text):
     for line in reversed(text.splitlines()):
         if line.startswith("CORPUS "):

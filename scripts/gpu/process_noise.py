@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from corpus import PROGRAMS, corpus_line, nimble_paths
+from corpus import PROGRAMS, add_program_arguments, corpus_line, nimble_paths
 
 FIELDS = "clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active"
 
@@ -97,13 +97,9 @@ def samples_between(path, t0, t1):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("program")
+    add_program_arguments(ap, 300, "noise")
     ap.add_argument("configs", nargs="+", help="plain, idle or run, one per process, in order; CONFIG@CPUS runs it "
                                                 "under taskset -c CPUS")
-    ap.add_argument("--args", nargs="*", default=[])
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--mode", default="deterministic")
-    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "noise"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     nimble, preload = nimble_paths()

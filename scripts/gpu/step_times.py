@@ -17,17 +17,13 @@ import statistics
 import subprocess
 import sys
 
-from corpus import PROGRAMS, corpus_line, nimble_paths
+from corpus import PROGRAMS, add_program_arguments, corpus_line, nimble_paths
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("program", help="script under tests/programs, with its arguments after --args")
+    add_program_arguments(ap, 400, "step-times")
     ap.add_argument("configs", nargs="+")
-    ap.add_argument("--args", nargs="*", default=[])
-    ap.add_argument("--steps", type=int, default=400)
-    ap.add_argument("--mode", default="deterministic")
-    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "step-times"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     nimble, preload = nimble_paths()

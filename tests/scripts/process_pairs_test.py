@@ -1,0 +1,78 @@
+"""CPU test of scripts/gpu/process_pairs.py: the step-time statistics, the pair ratios, and two
+processes taking turns through CORPUS_BATON (tests/programs/corpus_common.py)."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "gpu"))
+import process_pairs  # noqa: E402
+
+# A corpus-style program: each step sleeps 4 ms and appends its name to a shared file.
+PROGRAM = """
+import os, sys, time
+sys.path.insert(0, %r)
+import corpus_common as c
+c.mark_loop_start()
+for i in range(c.STEPS):
+    time.sleep(0.004)
+    with open(os.environ["ORDER"], "a") as f:
+        f.write(os.environ["WHO"])
+    c.step_done(i, i)
+""" % os.path.join(HERE, "..", "programs")
+
+
+class Statistics(unittest.TestCase):
+    def test_best_window_is_the_fastest_stretch_of_the_last_half(self):
+        steps = [9.0] * 100 + [2.0] * 50 + [1.0] * 50  # the last half: a slow stretch, then a fast one
+        tail, best = process_pairs.tail_and_best(steps)
+        self.assertEqual(tail, 1.5)
+        self.assertEqual(best, 1.0)
+
+    def test_ratios_are_plain_over_nimble_pair_by_pair(self):
+        rows = [{"pair": 0, "config": "plain", "t": 2.0}, {"pair": 0, "config": "run", "t": 1.0},
+                {"pair": 1, "config": "run", "t": 1.0}, {"pair": 1, "config": "plain", "t": 1.5},
+                {"pair": 2, "config": "plain", "t": 1.0}, {"pair": 2, "config": "plain2", "t": 1.25}]
+        self.assertEqual(process_pairs.ratios(rows, "t", "plain", "run"), [2.0, 1.5])
+        self.assertEqual(process_pairs.aa_ratios(rows, "t", True), [0.8])
+        self.assertEqual(process_pairs.aa_ratios(rows, "t", False), [0.75, 1.0 / 1.5])
+
+
+class Interleaved(unittest.TestCase):
+    def run_pair(self, steps_a, steps_b):
+        d = tempfile.mkdtemp()
+        with open(os.path.join(d, "prog.py"), "w") as f:
+            f.write(PROGRAM)
+        order = os.path.join(d, "order")
+        process_pairs.PROGRAMS = d
+        env = dict(os.environ, ORDER=order)
+        cmds = [([sys.executable, "prog.py"], dict(env, WHO="A", STEPS=str(steps_a))),
+                ([sys.executable, "prog.py"], dict(env, WHO="B", STEPS=str(steps_b)))]
+        results = process_pairs.side_by_side(cmds, d, ["a", "b"], 60)
+        with open(order) as f:
+            return results, f.read()
+
+    def test_two_processes_take_turns_and_the_wait_is_no_step_time(self):
+        turn = process_pairs.TURN
+        results, order = self.run_pair(3 * turn, 3 * turn)
+        self.assertEqual(order, ("A" * turn + "B" * turn) * 3)
+        for out, code, _ in results:
+            self.assertEqual(code, 0, out)
+            line = json.loads(next(l for l in out.splitlines() if l.startswith("CORPUS "))[len("CORPUS "):])
+            self.assertEqual(line["steps"], 3 * turn)
+            # A turn of the other process is 20 steps of 4 ms: no step but the first holds one.
+            self.assertLess(max(line["step_ms"][1:]), 60.0, line["step_ms"])
+
+    def test_a_process_that_ends_first_does_not_hold_the_other(self):
+        turn = process_pairs.TURN
+        results, order = self.run_pair(turn + 5, 3 * turn)
+        self.assertEqual([code for _, code, _ in results], [0, 0])
+        self.assertEqual(order.count("A"), turn + 5)
+        self.assertEqual(order.count("B"), 3 * turn)
+        self.assertTrue(order.endswith("B" * (2 * turn)), order)
+
+
+if __name__ == "__main__":
+    unittest.main()
