@@ -11,6 +11,9 @@ results are bitwise identical, the in-process ratio (the trial's timed blocks of
 replayed iterations in the one process; --compare when COMPARE=N is set), the process-pair
 ratio (median step time of the last half of the steps, plain / under nimble run; with --pairs N
 the median over N alternating pairs, each pair's ratio listed), and, when nothing was replayed, why.
+On the shared GPU machine one process after another meets different host contention (two plain
+processes land up to 2x apart); scripts/gpu/process_pairs.py --interleaved --pin CPU measures pairs
+side by side on one vCPU instead (docs/benchmarks/process-pairs-h100-nov27).
 
     python3 scripts/gpu/corpus.py [--out DIR] [--only NAME ...] [--mode deterministic|benchmark|both] [--pairs N] [--pin CPUS]
 
