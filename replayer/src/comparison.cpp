@@ -9,12 +9,13 @@ Comparison::Comparison(std::size_t block) : block_(std::max<std::size_t>(1, bloc
 void Comparison::switch_phase() {
   phase_ = phase_ == Phase::Replay ? Phase::Plain : Phase::Replay;
   begun_in_block_ = 0;
-  if (phase_ == Phase::Plain) ++plain_blocks_;
 }
 
 void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
   if (have_previous_ && previous_whole && !previous_first_in_block_ && ns > previous_start_) {
     samples_[static_cast<int>(previous_phase_)].push_back(static_cast<double>(ns - previous_start_) / 1e6);
+  } else if (have_previous_ && !previous_whole && !previous_first_in_block_ && previous_phase_ == Phase::Plain) {
+    ++plain_not_whole_;
   }
   have_previous_ = true;
   previous_start_ = ns;

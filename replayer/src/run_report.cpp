@@ -54,7 +54,10 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
   if (rec.state == RecordingState::Resting) j["resting_because"] = rec.resting_because;
-  if (!rec.earlier_trials.empty()) j["earlier_trial_speedups"] = rec.earlier_trials;
+  if (!rec.earlier_trials.empty()) {
+    j["earlier_trial_speedups"] = trace::json::array();  // null: a trial that timed nothing
+    for (double x : rec.earlier_trials) j["earlier_trial_speedups"].push_back(x > 0 ? trace::json(x) : trace::json(nullptr));
+  }
   if (!rec.earlier_timings.empty()) {
     j["earlier_trial_timings"] = trace::json::array();
     for (const auto& c : rec.earlier_timings) j["earlier_trial_timings"].push_back(comparison_json(*c));

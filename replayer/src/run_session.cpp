@@ -668,22 +668,22 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
   judge(r);
 }
 
-// The trial's verdict, once both phases have timed iterations: a clear result (a large ratio, or
-// phases apart) after one round of blocks, the minimum speedup after two, and a result within 10%
-// of the minimum after four.
+// The trial's verdict, once both phases have timed iterations, after the rounds trial_wants asks
+// for (one for a clear result, two, or four near the minimum).
 void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = trial_wants({}, {});  // one round at least, whatever the speed
-  // Plain blocks that never time an iteration (JAX on the H100: XLA's transfer threads put their
-  // copies among the step's calls in another order each step, so no plain iteration is issued as
-  // recorded; 24 replayed and 0 plain iterations timed by the program's end): the trial cannot
-  // decide, so the recording rests as one that did not pay would (replay unproven is not kept).
-  constexpr std::size_t kPlainBlocksWithoutTiming = 8;
-  if (plain.iterations == 0 && r.comparison->plain_blocks() > kPlainBlocksWithoutTiming) {
+  // Plain iterations that end but never as recorded (JAX on the H100: XLA's transfer threads put
+  // their copies among the step's calls in another order each step; 24 replayed and 0 plain
+  // iterations timed by the program's end): the trial cannot decide, so the recording rests as one
+  // that did not pay would (replay unproven is not kept). Blocks that simply never reach a second
+  // iteration of theirs (an eval pass shorter than a block) are not counted: nothing says they vary.
+  constexpr std::size_t kPlainIterationsNotWhole = 8;
+  if (plain.iterations == 0 && r.comparison->plain_not_whole() >= kPlainIterationsNotWhole) {
     std::string why = "its trial could not time the program's own iterations (";
-    why += std::to_string(r.comparison->plain_blocks() - 1);
-    why += " plain blocks, none issued as recorded: the program's calls vary from one iteration to the next)";
+    why += std::to_string(r.comparison->plain_not_whole());
+    why += " of them ended, none issued as recorded: the program's calls vary from one iteration to the next)";
     rest_or_drop(r, why);
     return;
   }
@@ -724,7 +724,7 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
 // timed afresh (the program may have changed since: its first steps, other work on the machine).
 void RunSession::wake_if_rested(Recording& r) {
   if (calls_seen() < r.rest_until || !r.short_circuit->resume()) return;
-  r.earlier_trials.push_back(r.trial_speedup.value_or(0));
+  r.earlier_trials.push_back(r.trial_speedup.value_or(0));  // 0: the trial timed nothing
   if (r.comparison) r.earlier_timings.push_back(std::move(r.comparison));
   r.trial_speedup.reset();
   r.resting_because.clear();
@@ -742,14 +742,14 @@ void RunSession::wake_if_rested(Recording& r) {
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
 // variants, library calls), anything closer after two. Near the minimum, medians of six iterations
 // decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes), so such a
-// result waits for four rounds, but only while replay is no slower: every replayed block of a
-// slower replay costs the program (HF generate, H100: trials of 0.88x and 0.98x over 12 rounds made
-// the process 0.87-0.94x of plain), so steady iterations with replay slower (by over 1%) decide after one round
-// (a wrong verdict only rests the recording until its next trial). A ratio is clear only when
-// neither phase's iterations spread by more than half again: a program's own slow stretch
-// (ResNet-18 with AMP, H100: three steps of 31-48 ms among ones of 13-17 ms, in plain runs too)
-// that falls in a replayed block is not replay being slow. (No timed iterations: one round, the
-// least any verdict needs.)
+// result waits for four rounds, but only while replay is no slower than plain (0.99x on): every
+// replayed block of a slower replay costs the program (HF generate, H100: trials of 0.88x and 0.98x
+// over four rounds made the process 0.87-0.94x of plain), so a slower one decides after two rounds,
+// and one below the band around the minimum (and steady) after one, as a large ratio does. A ratio
+// is clear only when neither phase's iterations spread by more than half again: a program's own
+// slow stretch (ResNet-18 with AMP, H100: three steps of 31-48 ms among ones of 13-17 ms, in plain
+// runs too) that falls in a replayed block is not replay being slow. (No timed iterations: one
+// round, the least any verdict needs.)
 std::size_t RunSession::trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const {
   constexpr double kSteadySpread = 1.5;
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
@@ -759,7 +759,8 @@ std::size_t RunSession::trial_wants(const IterationTimes& plain, const Iteration
   const bool steady = plain.slowest_ms <= kSteadySpread * plain.fastest_ms &&
                       replayed.slowest_ms <= kSteadySpread * replayed.fastest_ms;
   const double slower = std::min(0.99, options_.min_speedup);  // below this, replay costs the program
-  const bool clear = steady && (speedup < slower || speedup >= 1.25);
+  const double clearly_slower = std::max(0.8, std::min(slower, options_.min_speedup / 1.1));
+  const bool clear = steady && (speedup < clearly_slower || speedup >= 1.25);
   const bool near_minimum = speedup >= std::max(slower, options_.min_speedup / 1.1) && speedup < options_.min_speedup * 1.1;
   return (near_minimum ? 4 : clear ? 1 : 2) * round;
 }
@@ -951,8 +952,9 @@ std::string RunSession::summary_text() const {
     out << "nimble run: recording " << r->name << " (" << r->calls << " calls): " << state_name(r->state);
     char text[64];
     for (std::size_t i = 0; i < r->earlier_trials.size(); ++i) {
-      std::snprintf(text, sizeof text, "%s%.2fx", i ? ", " : " (earlier trials: ", r->earlier_trials[i]);
-      out << text << (i + 1 == r->earlier_trials.size() ? ")" : "");
+      std::snprintf(text, sizeof text, "%.2fx", r->earlier_trials[i]);
+      out << (i ? ", " : " (earlier trials: ") << (r->earlier_trials[i] > 0 ? text : "not timed")
+          << (i + 1 == r->earlier_trials.size() ? ")" : "");
     }
     if (r->trial_speedup) {
       std::snprintf(text, sizeof text, ", trial %.2fx", *r->trial_speedup);
