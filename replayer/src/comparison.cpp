@@ -14,8 +14,6 @@ void Comparison::switch_phase() {
 void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
   if (have_previous_ && previous_whole && !previous_first_in_block_ && ns > previous_start_) {
     samples_[static_cast<int>(previous_phase_)].push_back(static_cast<double>(ns - previous_start_) / 1e6);
-  } else if (have_previous_ && !previous_whole && !previous_first_in_block_ && previous_phase_ == Phase::Plain) {
-    ++plain_not_whole_;
   }
   have_previous_ = true;
   previous_start_ = ns;

@@ -674,16 +674,17 @@ void RunSession::judge(Recording& r) {
   if (r.state != RecordingState::Trial || options_.compare_block > 0) return;
   const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
   const std::size_t round = trial_wants({}, {});  // one round at least, whatever the speed
-  // Plain iterations that end but never as recorded (JAX on the H100: XLA's transfer threads put
-  // their copies among the step's calls in another order each step; 24 replayed and 0 plain
-  // iterations timed by the program's end): the trial cannot decide, so the recording rests as one
-  // that did not pay would (replay unproven is not kept). Blocks that simply never reach a second
-  // iteration of theirs (an eval pass shorter than a block) are not counted: nothing says they vary.
-  constexpr std::size_t kPlainIterationsNotWhole = 8;
-  if (plain.iterations == 0 && r.comparison->plain_not_whole() >= kPlainIterationsNotWhole) {
+  // Plain iterations that began as recorded, then went another way no other recording's does (JAX
+  // on the H100: XLA's transfer threads put their copies among the step's calls in another order
+  // each step; 24 replayed and 0 plain iterations timed by the program's end): the trial cannot
+  // decide, so the recording rests as one that did not pay would (replay unproven is not kept).
+  // Plain blocks cut short by another recording's iteration (an eval pass after training steps)
+  // are no such evidence and are not counted.
+  constexpr std::size_t kPlainIterationsUnlike = 8;
+  if (plain.iterations == 0 && r.plain_unlike >= kPlainIterationsUnlike) {
     std::string why = "its trial could not time the program's own iterations (";
-    why += std::to_string(r.comparison->plain_not_whole());
-    why += " of them ended, none issued as recorded: the program's calls vary from one iteration to the next)";
+    why += std::to_string(r.plain_unlike);
+    why += " of them began as recorded and went another way: the program's calls vary from one iteration to the next)";
     rest_or_drop(r, why);
     return;
   }
@@ -736,13 +737,14 @@ void RunSession::wake_if_rested(Recording& r) {
   r.learning_untimed = 0;
   r.plain_at_next = r.plain_after_this = false;
   r.plain_mismatches = 0;
+  r.plain_unlike = 0;
   r.rank = ++rank_clock_;
 }
 
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
 // variants, library calls), anything closer after two. Near the minimum, medians of six iterations
 // decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes), so such a
-// result waits for four rounds, but only while replay is no slower than plain (0.99x on): every
+// result waits for four rounds, but only from 0.99x (no slower than plain) or the minimum if lower: every
 // replayed block of a slower replay costs the program (HF generate, H100: trials of 0.88x and 0.98x
 // over four rounds made the process 0.87-0.94x of plain), so a slower one decides after two rounds,
 // and one below the band around the minimum (and steady) after one, as a large ratio does. A ratio
@@ -813,6 +815,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
       // Not its iteration, and no other recording's either: the program runs it anyway. The block
       // goes on with the next iteration; this one is not timed (counted, in a row).
       ++r.plain_mismatches;
+      ++r.plain_unlike;
       plain_calls_ = length + 2;  // between iterations, the last one not whole
       return true;
     }

@@ -190,14 +190,35 @@ TEST_F(RunSessionTest, ATrialWhosePlainBlocksNeverTimeAnIterationRestsTheRecordi
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);
   EXPECT_GT(r.comparison->times(Phase::Replay).iterations, 0u);
   ASSERT_EQ(r.state, RecordingState::Resting);
-  EXPECT_NE(r.resting_because.find("its trial could not time the program's own iterations (8 of them ended"), std::string::npos)
+  EXPECT_NE(r.resting_because.find("its trial could not time the program's own iterations (8 of them began as recorded"), std::string::npos)
       << r.resting_because;
-  // Two trials of 12 replayed iterations each (a warm-up block and three more, between four plain
-  // blocks of two counted iterations each, their first aside), a rest between them (16 of its
-  // iterations' worth of calls); resting again after the second.
+  // Two trials of 9 replayed iterations each (a warm-up block and two more, the eighth plain
+  // iteration unlike the recording coming in the third plain block), a rest between them (16 of
+  // its iterations' worth of calls); resting again after the second.
   EXPECT_EQ(r.earlier_trials.size(), 1u);
-  EXPECT_EQ(replayed, 24u);
+  EXPECT_EQ(replayed, 18u);
   EXPECT_NE(s.summary_text().find("(earlier trials: not timed)"), std::string::npos) << s.summary_text();
+}
+
+// An eval pass of two iterations after six training steps, sharing their first call: its plain
+// blocks are cut short by the training steps, which is no sign that its calls vary.
+TEST_F(RunSessionTest, AnEvalPassShorterThanABlockIsNotTakenForOneWhoseCallsVary) {
+  for (const std::size_t block : {2u, 3u, 4u}) {
+    RunOptions o;
+    o.trial_block = block;
+    RunSession s = session(o);
+    s.add(recording("train", train_, log_));
+    for (int i = 0; i < 20; ++i) iterate(s, train_);
+    s.add(recording("eval", {1, 5}, log_));
+    for (int epoch = 0; epoch < 40; ++epoch) {
+      for (int i = 0; i < 6; ++i) iterate(s, train_);
+      for (int i = 0; i < 2; ++i) iterate(s, {1, 5});
+    }
+    const Recording& eval = *s.recordings()[1];
+    EXPECT_EQ(eval.plain_unlike, 0u) << block;
+    EXPECT_EQ(eval.resting_because.find("could not time"), std::string::npos) << block << ": " << eval.resting_because;
+    EXPECT_EQ(eval.dropped_because.find("could not time"), std::string::npos) << block << ": " << eval.dropped_because;
+  }
 }
 
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or

@@ -39,9 +39,6 @@ class Comparison {
   void iteration_began(std::uint64_t ns, bool previous_whole);
 
   IterationTimes times(Phase phase) const;
-  // Plain iterations that ended (the next began) without having run exactly as recorded, first
-  // ones of a block aside: a trial whose plain iterations all end so times nothing.
-  std::size_t plain_not_whole() const { return plain_not_whole_; }
   // The timed iterations of `phase`, in the order they ran (ms).
   const std::vector<double>& samples(Phase phase) const { return samples_[static_cast<int>(phase)]; }
 
@@ -49,7 +46,6 @@ class Comparison {
   std::size_t block_;
   Phase phase_ = Phase::Replay;
   std::size_t begun_in_block_ = 0;
-  std::size_t plain_not_whole_ = 0;
   bool have_previous_ = false;
   std::uint64_t previous_start_ = 0;
   Phase previous_phase_ = Phase::Replay;

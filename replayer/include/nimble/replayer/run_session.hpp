@@ -128,6 +128,7 @@ struct Recording {
   bool plain_at_next = false;
   bool plain_after_this = false;     // ... or begins after the iteration under way (one was launched)
   std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
+  std::size_t plain_unlike = 0;      // plain iterations of this trial unlike the recording, no other's either
   std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
