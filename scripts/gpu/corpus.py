@@ -101,6 +101,25 @@ def nimble_paths():
     return nimble, os.path.join(os.path.dirname(os.path.dirname(nimble)), "lib", "libnimble.so")
 
 
+def configured(config, cmd, env, trace):
+    """(cmd, env) of a program run in one configuration: plain (libnimble.so not loaded), idle
+    (libnimble.so preloaded, no mode), run (under nimble run, its trace to `trace`) or
+    run:VAR=V,VAR2=V2 (nimble run with these settings)."""
+    nimble, preload = nimble_paths()
+    env = dict(env)
+    env.pop("LD_PRELOAD", None)
+    if config == "idle":
+        env["LD_PRELOAD"] = preload
+    elif config == "run" or config.startswith("run:"):
+        for setting in filter(None, config[4:].split(",")):
+            name, value = setting.split("=", 1)
+            env[name] = value
+        cmd = [nimble, "run", "-o", trace, "--"] + cmd
+    elif config != "plain":
+        sys.exit("unknown configuration %r (plain, idle, run, run:VAR=V,...)" % config)
+    return cmd, env
+
+
 def add_program_arguments(ap, steps, out_name):
     """The arguments of the scripts that run one corpus program in several configurations
     (step_times.py, process_noise.py): the script, its own arguments, steps, mode, where logs go."""

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from corpus import PROGRAMS, add_program_arguments, corpus_line, nimble_paths
+from corpus import PROGRAMS, add_program_arguments, configured, corpus_line
 
 FIELDS = "clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active"
 
@@ -98,26 +98,19 @@ def samples_between(path, t0, t1):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_program_arguments(ap, 300, "noise")
-    ap.add_argument("configs", nargs="+", help="plain, idle or run, one per process, in order; CONFIG@CPUS runs it "
+    ap.add_argument("configs", nargs="+", help="plain, idle, run or run:VAR=V,..., one per process, in order; CONFIG@CPUS runs it "
                                                 "under taskset -c CPUS")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    nimble, preload = nimble_paths()
     smi = os.path.join(args.out, "nvidia-smi.csv")
     sampler = start_sampler(smi)
     time.sleep(1)
     try:
         for k, config in enumerate(args.configs):
             env = dict(os.environ, STEPS=str(args.steps), CORPUS_MODE=args.mode, PYTHONUNBUFFERED="1")
-            env.pop("LD_PRELOAD", None)
-            cmd = [sys.executable, args.program] + args.args
             config, _, pin = config.partition("@")
-            if config == "idle":
-                env["LD_PRELOAD"] = preload
-            elif config == "run":
-                cmd = [nimble, "run", "-o", os.path.join(args.out, "%d.json" % k), "--"] + cmd
-            elif config != "plain":
-                sys.exit("unknown configuration %r (plain, idle, run; @CPUS pins it)" % config)
+            cmd, env = configured(config, [sys.executable, args.program] + args.args, env,
+                                  os.path.join(args.out, "%d.json" % k))
             if pin:
                 cmd = ["taskset", "-c", pin] + cmd
                 config += "@" + pin

@@ -32,7 +32,7 @@ import os
 import statistics
 import sys
 
-from corpus import CORPUS, PROGRAMS, corpus_line, nimble_paths, run
+from corpus import CORPUS, PROGRAMS, configured, corpus_line, run
 
 TURN = 20  # steps per turn when two processes run side by side
 
@@ -132,7 +132,6 @@ def main():
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "pairs"))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    nimble, preload = nimble_paths()
     known = {c[0]: c for c in CORPUS}
     wanted = [(n.partition(":")[0], n.partition(":")[2]) for n in args.names]  # NAME or NAME:STEPS
     unknown = [n for n, _ in wanted if n not in known]
@@ -143,15 +142,13 @@ def main():
         _, script, steps, extra, modes = known[name]
         mode = args.mode if args.mode in modes else modes[0]
         env = dict(os.environ, STEPS=own_steps or str(args.steps or steps * 4), CORPUS_MODE=mode, PYTHONUNBUFFERED="1", **extra)
-        env.pop("LD_PRELOAD", None)
         program = [sys.executable] + script
 
         pin = ["taskset", "-c", args.pin] if args.pin else []
 
         def command(config, tag):
-            if config == "run":
-                return pin + [nimble, "run", "-o", os.path.join(args.out, tag + ".json"), "--"] + program, env
-            return pin + program, dict(env, LD_PRELOAD=preload) if config == "idle" else env
+            cmd, cmd_env = configured(config, program, env, os.path.join(args.out, tag + ".json"))
+            return pin + cmd, cmd_env
 
         # Each group runs one after the other; its processes one after the other too, or, with
         # --interleaved, side by side taking turns. ABBA: every other pair puts nimble run first.

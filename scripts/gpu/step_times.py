@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 
-from corpus import PROGRAMS, add_program_arguments, corpus_line, nimble_paths
+from corpus import PROGRAMS, add_program_arguments, configured, corpus_line
 
 
 def main():
@@ -26,20 +26,10 @@ def main():
     ap.add_argument("configs", nargs="+")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    nimble, preload = nimble_paths()
     for k, config in enumerate(args.configs):
         env = dict(os.environ, STEPS=str(args.steps), CORPUS_MODE=args.mode, PYTHONUNBUFFERED="1")
-        env.pop("LD_PRELOAD", None)
-        cmd = [sys.executable, args.program] + args.args
-        if config == "idle":
-            env["LD_PRELOAD"] = preload
-        elif config.startswith("run"):
-            for setting in filter(None, config[4:].split(",")):
-                name, value = setting.split("=", 1)
-                env[name] = value
-            cmd = [nimble, "run", "-o", os.path.join(args.out, "%d.json" % k), "--"] + cmd
-        elif config != "plain":
-            sys.exit("unknown configuration %r (plain, idle, run, run:VAR=V,...)" % config)
+        cmd, env = configured(config, [sys.executable, args.program] + args.args, env,
+                              os.path.join(args.out, "%d.json" % k))
         p = subprocess.run(cmd, env=env, cwd=PROGRAMS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         with open(os.path.join(args.out, "%d.log" % k), "w") as f:
             f.write(p.stdout)

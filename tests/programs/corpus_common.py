@@ -51,12 +51,14 @@ class _Baton:
         self.held = True
 
     def step(self):
-        """After each step: every K steps the turn goes to the peer and comes back."""
+        """After each step: every K steps the turn goes to the peer and comes back (True then)."""
         self.steps += 1
-        if self.steps % self.k == 0:
-            self.held = False
-            os.write(self.peer, b"t")
-            self.take()
+        if self.steps % self.k:
+            return False
+        self.held = False
+        os.write(self.peer, b"t")
+        self.take()
+        return True
 
     def end(self):
         open(self.mine_done, "w").close()
@@ -134,8 +136,7 @@ def step_done(i, *results):
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
     _last[0] = now
-    if _baton is not None:
-        _baton.step()
+    if _baton is not None and _baton.step():
         _last[0] = time.perf_counter()  # the peer's turn is not this step's time
 
 

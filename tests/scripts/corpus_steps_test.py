@@ -5,7 +5,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
-from corpus import identical_text, steps_replayed  # noqa: E402
+from corpus import configured, identical_text, nimble_paths, steps_replayed  # noqa: E402
 
 
 class StepsReplayed(unittest.TestCase):
@@ -49,6 +49,26 @@ class IdenticalText(unittest.TestCase):
         self.assertEqual(identical_text(False, None, None), "**no**")
         self.assertEqual(identical_text(False, 4, None), "no, before replay (step 4)")  # nothing replayed
 
+
+
+class Configured(unittest.TestCase):
+    """The configurations step_times.py, process_noise.py and process_pairs.py run a program in."""
+
+    def test_plain_never_has_libnimble_preloaded(self):
+        self.assertEqual(configured("plain", ["p.py"], {"LD_PRELOAD": "x.so", "A": "1"}, "t.json"), (["p.py"], {"A": "1"}))
+
+    def test_idle_preloads_libnimble_with_no_mode(self):
+        cmd, env = configured("idle", ["p.py"], {}, "t.json")
+        self.assertEqual((cmd, env), (["p.py"], {"LD_PRELOAD": nimble_paths()[1]}))
+
+    def test_run_with_settings_goes_under_nimble_run(self):
+        cmd, env = configured("run:NIMBLE_RUN_TRIAL=0,X=1", ["p.py"], {}, "t.json")
+        self.assertEqual(cmd, [nimble_paths()[0], "run", "-o", "t.json", "--", "p.py"])
+        self.assertEqual(env, {"NIMBLE_RUN_TRIAL": "0", "X": "1"})
+
+    def test_an_unknown_configuration_is_an_error(self):
+        with self.assertRaises(SystemExit):
+            configured("fast", ["p.py"], {}, "t.json")
 
 if __name__ == "__main__":
     unittest.main()
