@@ -39,6 +39,7 @@ struct Config {
   int run_trial = defaults::run_trial;                  // NIMBLE_RUN_TRIAL
   double run_min_speedup = defaults::run_min_speedup;   // NIMBLE_RUN_MIN_SPEEDUP
   int run_trials = defaults::run_trials;                // NIMBLE_RUN_TRIALS
+  int run_recheck = defaults::run_recheck;              // NIMBLE_RUN_RECHECK
   int run_stale = defaults::run_stale;                  // NIMBLE_RUN_STALE
   int run_side_exit_looks = defaults::run_side_exit_looks;  // NIMBLE_RUN_SIDE_EXIT_LOOKS
   bool run_side_exits = defaults::run_side_exits;            // NIMBLE_RUN_SIDE_EXITS

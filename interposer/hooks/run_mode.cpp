@@ -188,6 +188,7 @@ RunState& make_run_state() {
   options.trial_block = static_cast<std::size_t>(c.run_trial);
   options.min_speedup = c.run_min_speedup;
   options.trials = static_cast<std::size_t>(c.run_trials);
+  options.recheck_iterations = static_cast<std::size_t>(c.run_recheck);
   options.compare_block = static_cast<std::size_t>(c.run_compare);
   options.stale_calls = static_cast<std::size_t>(c.run_stale);
   options.side_exit_looks = static_cast<std::size_t>(c.run_side_exit_looks);

@@ -310,14 +310,15 @@ void RunSession::settle() {
   active_ = nullptr;
   r.completed_at = calls_seen();
   r.rank = ++rank_clock_;
-  if (!r.exit_of && options_.side_exits && options_.compare_block == 0 && r.state == RecordingState::Replaying) {
-    ended_ = &r;
-    watching_end_.store(true, std::memory_order_relaxed);
-  }
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
   left_loop_.store(false, std::memory_order_relaxed);
   primer_.clear();
+  if (recheck_if_due(r)) return;
+  if (!r.exit_of && options_.side_exits && options_.compare_block == 0 && r.state == RecordingState::Replaying) {
+    ended_ = &r;
+    watching_end_.store(true, std::memory_order_relaxed);
+  }
   if (r.warmup_left > 0 && --r.warmup_left == 0 && r.state == RecordingState::Trial) {
     plain_block_or_wait(r);  // warmed up: the trial begins with a block of the program's own iterations
     return;
@@ -696,6 +697,12 @@ void RunSession::judge(Recording& r) {
   r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
   if (speedup >= options_.min_speedup) {
     r.state = RecordingState::Replaying;
+    if (wants > round && options_.recheck_iterations > 0) {  // not clear after one round: checked again later
+      constexpr std::size_t kLongest = std::size_t{1} << 30;
+      std::size_t after = std::min(options_.recheck_iterations, kLongest);
+      for (std::size_t i = 0; i < r.rechecks; ++i) after = std::min(after * 8, kLongest);
+      r.recheck_at = r.short_circuit->summary().iterations_replayed + after;
+    }
     return;
   }
   char minimum[32];
@@ -725,20 +732,39 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
 // timed afresh (the program may have changed since: its first steps, other work on the machine).
 void RunSession::wake_if_rested(Recording& r) {
   if (calls_seen() < r.rest_until || !r.short_circuit->resume()) return;
+  r.resting_because.clear();
+  r.completed_at = 0;
+  r.rank = ++rank_clock_;
+  begin_trial(r, options_.trial_block);
+}
+
+// Checked at the end of one of its replayed iterations: the next one is the program's own, timed
+// (its graphs are warm: no replayed warm-up). A one-iteration eval pass with a trial of its own
+// waits for the program to come back to it like any trial.
+bool RunSession::recheck_if_due(Recording& r) {
+  if (r.state != RecordingState::Replaying || r.recheck_at == 0 || !r.comparison || r.exit_of ||
+      r.short_circuit->summary().iterations_replayed < r.recheck_at) {
+    return false;
+  }
+  r.recheck_at = 0;
+  ++r.rechecks;
+  begin_trial(r, 0);
+  plain_block_or_wait(r);
+  return true;
+}
+
+void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.earlier_trials.push_back(r.trial_speedup.value_or(0));  // 0: the trial timed nothing
   if (r.comparison) r.earlier_timings.push_back(std::move(r.comparison));
   r.trial_speedup.reset();
-  r.resting_because.clear();
   r.state = RecordingState::Trial;
   r.comparison = std::make_unique<Comparison>(options_.trial_block);
-  r.warmup_left = options_.trial_block;
-  r.completed_at = 0;
+  r.warmup_left = warmup;
   r.execs_seen = r.executor ? r.executor->execs_made() : 0;
   r.learning_untimed = 0;
   r.plain_at_next = r.plain_after_this = false;
   r.plain_mismatches = 0;
   r.plain_unlike = 0;
-  r.rank = ++rank_clock_;
 }
 
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph

@@ -128,6 +128,9 @@ def main():
                          "same host contention (their set-up overlaps; only step times are compared)" % TURN)
     ap.add_argument("--pin", metavar="CPUS", help="every process under taskset -c CPUS: with --interleaved, both "
                                                    "processes of a pair on the same vCPUs at alternating times")
+    ap.add_argument("--run", default="run", metavar="CONFIG",
+                    help="the nimble run side of each pair: run, or run:VAR=V,... with these settings "
+                         "(NIMBLE_RUN_TRIALS=1, say), or idle")
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "pairs"))
     args = ap.parse_args()
@@ -147,7 +150,8 @@ def main():
         pin = ["taskset", "-c", args.pin] if args.pin else []
 
         def command(config, tag):
-            cmd, cmd_env = configured(config, program, env, os.path.join(args.out, tag + ".json"))
+            cmd, cmd_env = configured(args.run if config == "run" else config, program, env,
+                                      os.path.join(args.out, tag + ".json"))
             return pin + cmd, cmd_env
 
         # Each group runs one after the other; its processes one after the other too, or, with

@@ -49,6 +49,10 @@ struct RunOptions {
   // 1.02x -> 1.11x, 0.89x -> 1.23x, 0.87x -> 1.08x; a trial costs a few iterations, a rest of 64 cost a
   // 200-step program a third of its replay.)
   std::size_t rest_iterations = 16;
+  // A trial that kept a recording only after more than one round (close to the minimum, or its
+  // iterations spread) may have been misled the other way: it is tried again (a plain block first)
+  // after this many replayed iterations, 8x more after each later such check (0: never).
+  std::size_t recheck_iterations = settings::defaults::run_recheck;
   std::size_t compare_block = settings::defaults::run_compare;  // --compare N: alternate blocks for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
@@ -118,6 +122,8 @@ struct Recording {
   std::vector<std::unique_ptr<Comparison>> earlier_timings;  // and their timings
   std::string resting_because;          // why it rests (Resting)
   std::size_t rest_until = 0;           // the session's call count when a resting recording may be tried again
+  std::size_t recheck_at = 0;           // replayed iterations after which a kept recording is tried again (0: never)
+  std::size_t rechecks = 0;             // trials begun that way
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
@@ -239,6 +245,11 @@ class RunSession {
   void drop(Recording& r, const std::string& why);
   void rest_or_drop(Recording& r, const std::string& why);
   void wake_if_rested(Recording& r);
+  // A kept recording whose trial was not clear at once, due its check: a trial again, plain first.
+  bool recheck_if_due(Recording& r);  // true: it began
+  // Its trial (from the start: `warmup` replayed iterations first) begins afresh; the last one's
+  // result and timings go to the earlier ones.
+  void begin_trial(Recording& r, std::size_t warmup);
   void stop_replaying(Recording& r, const std::string& reason);
   // Runs `step` on r's short-circuit; when issuing or launching fails there, r is dropped and
   // the error goes on to the hooks (which stop replay).
