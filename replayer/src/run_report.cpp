@@ -64,6 +64,7 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
   }
   if (const std::string undecided = session.undecided_trial(rec); !undecided.empty()) j["undecided_because"] = undecided;
   if (rec.trial_speedup) j["trial_speedup"] = *rec.trial_speedup;
+  if (rec.rechecks > 0) j["rechecks"] = rec.rechecks;  // trials that checked a kept recording again
   if (rec.exit_of && rec.exit_of->recording < session.recordings().size()) {
     j["side_exit_of"] = {{"trace", session.recordings()[rec.exit_of->recording]->name},
                          {"after_calls", rec.exit_of->after_calls}};
