@@ -689,6 +689,19 @@ void RunSession::judge(Recording& r) {
     rest_or_drop(r, why);
     return;
   }
+  // Iterations that never come two in a row between the program's other work (a one-step eval
+  // pass that begins like the training step: each of its plain blocks is cut by the next training
+  // step, and no replayed block follows) are never timed: after this many of them in the trial,
+  // the recording rests as one that did not pay would, instead of staying on trial for good.
+  // (A pass of two or three steps times its replayed iterations but no plain one: it stays on trial,
+  // replayed in part, as before.)
+  const std::size_t most_untimed = kTrialBlocksUntimed * std::max<std::size_t>(options_.trial_block, 1);
+  if (++r.trial_iterations >= most_untimed && plain.iterations == 0 && replayed.iterations == 0) {
+    rest_or_drop(r, "its trial could not time its iterations (" + std::to_string(r.trial_iterations) +
+                        " begun, none of them right after another of its own: a pass of one iteration between the "
+                        "program's other work)");
+    return;
+  }
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;
   const double speedup = plain.median_ms / replayed.median_ms;
   const std::size_t wants = trial_wants(plain, replayed);
@@ -765,6 +778,7 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.plain_at_next = r.plain_after_this = false;
   r.plain_mismatches = 0;
   r.plain_unlike = 0;
+  r.trial_iterations = 0;
 }
 
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph

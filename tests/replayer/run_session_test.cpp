@@ -292,6 +292,31 @@ TEST_F(RunSessionTest, AnEvalPassShorterThanABlockIsNotTakenForOneWhoseCallsVary
   }
 }
 
+// A one-step eval pass after every ten training steps, beginning with the same call: each plain
+// block of its trial is cut by the next training step, and no replayed block follows, so none of
+// its iterations is ever timed. It used to stay on trial for good (its calls held, then issued,
+// every epoch; "trial had not decided" at exit); now it rests after 8 blocks' worth of them, with
+// the reason, and after its last trial is dropped. The training step replays throughout.
+TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
+  RunOptions o;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  s.add(recording("eval", eval_, log_));
+  for (int epoch = 0; epoch < 120; ++epoch) {
+    for (int i = 0; i < 10; ++i) iterate(s, train_);
+    iterate(s, eval_);
+  }
+  const Recording& train = *s.recordings()[0];
+  const Recording& eval = *s.recordings()[1];
+  EXPECT_EQ(train.state, RecordingState::Replaying);
+  EXPECT_EQ(eval.state, RecordingState::Dropped);
+  EXPECT_NE(eval.dropped_because.find("its trial could not time its iterations"), std::string::npos)
+      << eval.dropped_because;
+  EXPECT_EQ(eval.earlier_trials.size(), 2u);  // three trials (NIMBLE_RUN_TRIALS), none timed
+  EXPECT_EQ(eval.short_circuit->summary().iterations_replayed, 3 * o.trial_block);  // their warm-ups
+  EXPECT_GE(train.short_circuit->summary().iterations_replayed, 1100u);
+}
+
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or
 // every one slower, one round decides, however close the medians are to the minimum; when they
 // overlap, four rounds.

@@ -33,6 +33,10 @@
 namespace nimble::replayer {
 
 // The defaults of the options users set (NIMBLE_RUN_*) are the settings list's (settings.def).
+// A trial whose iterations begin this many blocks' worth of times with none timed cannot time
+// them (RunSession::judge).
+inline constexpr std::size_t kTrialBlocksUntimed = 8;
+
 struct RunOptions {
   // Live recordings at once (the least recently used one goes).
   std::size_t max_recordings = settings::defaults::run_recordings;
@@ -135,6 +139,7 @@ struct Recording {
   bool plain_after_this = false;     // ... or begins after the iteration under way (one was launched)
   std::size_t plain_mismatches = 0;  // plain iterations in a row that turned out to be something else
   std::size_t plain_unlike = 0;      // plain iterations of this trial unlike the recording, no other's either
+  std::size_t trial_iterations = 0;  // its iterations begun in this trial, either phase (RunSession::judge)
   std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
