@@ -29,6 +29,16 @@ class RunSessionTest : public ::testing::Test {
   RunSession session(RunOptions options = {}) {
     return RunSession(options, [](std::uint64_t) { return false; }, [this] { return now_; });
   }
+  // Blocks of 4, minimum 1.05x, checks after `recheck` replayed iterations, and iterations that
+  // spread by 30% either way: no trial is clear after one round.
+  RunSession unclear_trial(std::size_t recheck) {
+    RunOptions o;
+    o.trial_block = 4;
+    o.min_speedup = 1.05;
+    o.recheck_iterations = recheck;
+    noise_ = {0.0, 0.3, -0.3};
+    return session(o);
+  }
   // Issues one iteration of `functions`; returns how many calls the session deferred. The clock
   // advances by plain_ms_ for an iteration the program ran itself, replayed_ms_ otherwise.
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
@@ -105,12 +115,7 @@ TEST_F(RunSessionTest, TheTrialKeepsARecordingWhoseReplayIsFaster) {
 // rounds and was kept for good. A trial that needed more than one round is checked again after
 // NIMBLE_RUN_RECHECK replayed iterations: plain first, timed afresh; no longer paying, it rests.
 TEST_F(RunSessionTest, ARecordingKeptByAnUnclearTrialIsCheckedAgainAndRestsWhenReplayDoesNotPay) {
-  RunOptions o;
-  o.trial_block = 4;
-  o.min_speedup = 1.05;
-  o.recheck_iterations = 20;
-  RunSession s = session(o);
-  noise_ = {0.0, 0.3, -0.3};  // iterations spread: not clear after one round
+  RunSession s = unclear_trial(20);
   replayed_ms_ = 2.1;         // 0.95x, steadily
   plain_ms_ = 3.0;            // ... while the program's own iterations meet a slow stretch
   s.add(recording("train", train_, log_));
@@ -143,12 +148,7 @@ TEST_F(RunSessionTest, ARecordingKeptByAnUnclearTrialIsCheckedAgainAndRestsWhenR
 
 // A check that still pays keeps the recording, and the next check comes 8x later.
 TEST_F(RunSessionTest, ACheckThatStillPaysKeepsReplayingAndTheNextComesEightTimesLater) {
-  RunOptions o;
-  o.trial_block = 4;
-  o.min_speedup = 1.05;
-  o.recheck_iterations = 10;
-  RunSession s = session(o);
-  noise_ = {0.0, 0.3, -0.3};  // never clear after one round: each check schedules the next
+  RunSession s = unclear_trial(10);  // each check, as unclear, schedules the next
   replayed_ms_ = plain_ms_ / 1.3;
   s.add(recording("train", train_, log_));
   const Recording& r = *s.recordings()[0];
