@@ -26,6 +26,15 @@ std::size_t failures(const Recording& r) {
   return n - std::min(n, r.fallbacks_to_side_exits);  // (a side exit taken is the program's way, not a failure)
 }
 
+// `first` iterations, 8x longer after each of `earlier` times, at most 2^30 (rests and checks;
+// NIMBLE_RUN_TRIALS goes to 100).
+std::size_t eightfold(std::size_t first, std::size_t earlier) {
+  constexpr std::size_t kLongest = std::size_t{1} << 30;
+  std::size_t n = std::min(first, kLongest);
+  for (std::size_t i = 0; i < earlier; ++i) n = std::min(n * 8, kLongest);
+  return n;
+}
+
 std::string speed_text(double plain_ms, double replayed_ms) {
   char text[160];
   std::snprintf(text, sizeof text, "%.3f ms plain, %.3f ms replayed: %.2fx", plain_ms, replayed_ms, plain_ms / replayed_ms);
@@ -695,6 +704,7 @@ void RunSession::judge(Recording& r) {
   // the recording rests as one that did not pay would, instead of staying on trial for good.
   // (A pass of two or three steps times its replayed iterations but no plain one: it stays on trial,
   // replayed in part, as before.)
+  constexpr std::size_t kTrialBlocksUntimed = 8;
   const std::size_t most_untimed = kTrialBlocksUntimed * std::max<std::size_t>(options_.trial_block, 1);
   if (++r.trial_iterations >= most_untimed && plain.iterations == 0 && replayed.iterations == 0) {
     rest_or_drop(r, "its trial could not time its iterations (" + std::to_string(r.trial_iterations) +
@@ -711,10 +721,7 @@ void RunSession::judge(Recording& r) {
   if (speedup >= options_.min_speedup) {
     r.state = RecordingState::Replaying;
     if (wants > round && options_.recheck_iterations > 0) {  // not clear after one round: checked again later
-      constexpr std::size_t kLongest = std::size_t{1} << 30;
-      std::size_t after = std::min(options_.recheck_iterations, kLongest);
-      for (std::size_t i = 0; i < r.rechecks; ++i) after = std::min(after * 8, kLongest);
-      r.recheck_at = r.short_circuit->summary().iterations_replayed + after;
+      r.recheck_at = r.short_circuit->summary().iterations_replayed + eightfold(options_.recheck_iterations, r.rechecks);
     }
     return;
   }
@@ -730,9 +737,7 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
     drop(r, why);
     return;
   }
-  constexpr std::size_t kLongestRest = std::size_t{1} << 30;  // iterations (NIMBLE_RUN_TRIALS goes to 100)
-  std::size_t rest = std::min(options_.rest_iterations, kLongestRest);
-  for (std::size_t i = 0; i < r.earlier_trials.size(); ++i) rest = std::min(rest * 8, kLongestRest);
+  const std::size_t rest = eightfold(options_.rest_iterations, r.earlier_trials.size());
   r.state = RecordingState::Resting;
   r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
   r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);

@@ -33,10 +33,6 @@
 namespace nimble::replayer {
 
 // The defaults of the options users set (NIMBLE_RUN_*) are the settings list's (settings.def).
-// A trial whose iterations begin this many blocks' worth of times with none timed cannot time
-// them (RunSession::judge).
-inline constexpr std::size_t kTrialBlocksUntimed = 8;
-
 struct RunOptions {
   // Live recordings at once (the least recently used one goes).
   std::size_t max_recordings = settings::defaults::run_recordings;
