@@ -222,6 +222,10 @@ def main():
             main_rec = max(recs, key=lambda r: r.get("iterations_replayed", 0), default=None)
             row["recordings"] = len(recs)
             row["iteration_calls"] = main_rec["calls"] if main_rec else ""
+            # Graph nodes rewritten per replayed iteration: buffers that move between iterations.
+            if main_rec and main_rec.get("iterations_replayed"):
+                row["writes_per_iteration"] = round(main_rec.get("graphs", {}).get("node_updates", 0) /
+                                                    main_rec["iterations_replayed"], 1)
             row["replayed"] = summary.get("iterations_replayed", 0)
             row["steps"] = plain["steps"] if plain else ""
             per_step = nim.get("step_replayed") if nim else None  # iterations replayed during each step
@@ -282,7 +286,7 @@ def main():
             row["why"] = why[:300]
             rows.append(row)
             print(json.dumps(row), flush=True)
-    fields = ["program", "mode", "recordings", "iteration_calls", "replayed", "steps", "steps_replayed",
+    fields = ["program", "mode", "recordings", "iteration_calls", "writes_per_iteration", "replayed", "steps", "steps_replayed",
               "steady_steps", "steady_share", "identical",
               "plain_runs_identical", "in_process",
               "process_ratio", "pair_ratios", "idle_ratio", "plain_ms", "nimble_ms", "states", "why", "first_difference", "plain_exit",

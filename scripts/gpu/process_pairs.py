@@ -12,7 +12,7 @@ run has found, recorded and tried the iteration):
     best  the fastest median of any window of a tenth of those steps: the step time the process
           reaches when its CPU is not slowed by other tenants (contention only ever adds time)
 
-With --interleaved the two processes of a pair run side by side and take turns of 20 steps (each
+With --interleaved the two processes of a pair run side by side and take turns of 20 steps (--turn; each
 waits on a FIFO while the other runs; tests/programs/corpus_common.py), so both meet the same
 stretches of time; the wait is not counted in any step. The contention is also per vCPU (two
 plain processes side by side still land 20% apart), so --pin puts both on the same vCPUs.
@@ -34,7 +34,7 @@ import sys
 
 from corpus import CORPUS, PROGRAMS, configured, corpus_line, run
 
-TURN = 20  # steps per turn when two processes run side by side
+TURN = 20  # steps per turn when two processes run side by side (--turn)
 
 
 def tail_and_best(step_ms):
@@ -65,8 +65,8 @@ def aa_ratios(rows, key, interleaved):
     return [b / a for a, b in zip(plain, plain[1:])]
 
 
-def side_by_side(commands, out_dir, tags, timeout):
-    """Starts the processes together, taking turns of TURN steps through FIFOs (CORPUS_BATON, see
+def side_by_side(commands, out_dir, tags, timeout, turn=TURN):
+    """Starts the processes together, taking turns of `turn` steps through FIFOs (CORPUS_BATON, see
     tests/programs/corpus_common.py); returns [(output, exit code or "timeout", seconds)]."""
     import signal
     import subprocess
@@ -78,7 +78,7 @@ def side_by_side(commands, out_dir, tags, timeout):
         os.mkfifo(f)
     start, procs = time.time(), []
     for i, ((cmd, env), tag) in enumerate(zip(commands, tags)):
-        baton = "%s,%s,%d,%d" % (fifos[i], fifos[1 - i], i == 0, TURN)
+        baton = "%s,%s,%d,%d" % (fifos[i], fifos[1 - i], i == 0, turn)
         log = open(os.path.join(out_dir, tag + ".log"), "w+")
         procs.append((subprocess.Popen(cmd, env=dict(env, CORPUS_BATON=baton), cwd=PROGRAMS, stdout=log,
                                        stderr=subprocess.STDOUT, text=True, start_new_session=True), log))
@@ -126,6 +126,9 @@ def main():
     ap.add_argument("--interleaved", action="store_true",
                     help="run each pair's two processes side by side, taking turns of %d steps, so both meet the "
                          "same host contention (their set-up overlaps; only step times are compared)" % TURN)
+    ap.add_argument("--turn", type=int, default=TURN, metavar="STEPS",
+                    help="steps per turn with --interleaved (default %d); fewer for long steps, so that both "
+                         "processes of a pair meet the same stretches of the host (HF generate: 80 ms a step)" % TURN)
     ap.add_argument("--pin", metavar="CPUS", help="every process under taskset -c CPUS: with --interleaved, both "
                                                    "processes of a pair on the same vCPUs at alternating times")
     ap.add_argument("--run", default="run", metavar="CONFIG",
@@ -165,7 +168,7 @@ def main():
         for k, group in enumerate(groups):
             tags = ["%s.%d.%s%s" % (name, k, c, "" if group.index(c) == i else "2") for i, c in enumerate(group)]
             if args.interleaved:
-                outs = side_by_side([command(c, t) for c, t in zip(group, tags)], args.out, tags, args.timeout)
+                outs = side_by_side([command(c, t) for c, t in zip(group, tags)], args.out, tags, args.timeout, args.turn)
             else:
                 outs = [run(*command(c, t), os.path.join(args.out, t + ".log"), args.timeout) for c, t in zip(group, tags)]
             for i, (config, (out, code, secs)) in enumerate(zip(group, outs)):

@@ -271,6 +271,53 @@ TEST_F(RunSessionTest, ATrialWhosePlainBlocksNeverTimeAnIterationRestsTheRecordi
   EXPECT_NE(s.summary_text().find("(earlier trials: not timed)"), std::string::npos) << s.summary_text();
 }
 
+// HF generate on the H100: its buffers move every call, so replay rewrote 2184 of 2659 nodes each
+// time and its trials measured 0.69-0.98x. A recording whose warm-up iterations after the first
+// each rewrite most of its nodes rests before any timed block; the next trial's warm-up decides
+// the same way, and the last trial drops it.
+TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesRestsWithoutATimedBlock) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  log_.writes_per_launch = {3};  // 3 of the 4 calls' nodes, every iteration
+  replayed_ms_ = 1.0;            // (faster, were it timed: the writes decide, not the clock)
+  s.add(recording("generate", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  std::size_t replayed = 0, i = 0;
+  for (; i < 4; ++i) replayed += iterate(s, train_) > 0;
+  EXPECT_EQ(replayed, 4u);
+  ASSERT_EQ(r.state, RecordingState::Resting);
+  EXPECT_NE(r.resting_because.find("replay rewrote most of its graph nodes in every iteration (at least 3 of its 4 calls' nodes"),
+            std::string::npos)
+      << r.resting_because;
+  EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);  // no timed block at all
+  EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
+  for (; i < 400; ++i) replayed += iterate(s, train_) > 0;
+  // Rests of 16 and 128 iterations; three warm-ups of 4 replayed iterations, then dropped.
+  EXPECT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("rewrote most of its graph nodes"), std::string::npos) << r.dropped_because;
+  EXPECT_EQ(replayed, 12u);
+  EXPECT_EQ(r.earlier_trials.size(), 2u);
+}
+
+// Buffers rotating among three sets: the variants settle, and one warm-up iteration writes
+// nothing; exactly half the nodes rewritten each time is not most of them. Either way the trial
+// goes on to its plain block and keeps a faster replay.
+TEST_F(RunSessionTest, AWarmUpWithAnIterationOfFewWritesGoesOnToTheTrial) {
+  for (const std::vector<std::size_t>& writes : {std::vector<std::size_t>{4, 4, 0}, std::vector<std::size_t>{2}}) {
+    RunOptions o;
+    o.trial_block = 4;
+    RunSession s = session(o);
+    log_ = {};
+    log_.writes_per_launch = writes;
+    s.add(recording("train", train_, log_));
+    for (int i = 0; i < 40; ++i) iterate(s, train_);
+    const Recording& r = *s.recordings()[0];
+    EXPECT_EQ(r.state, RecordingState::Replaying) << writes.size() << " " << r.resting_because;
+    EXPECT_TRUE(r.trial_speedup.has_value());
+  }
+}
+
 // An eval pass of two iterations after six training steps, sharing their first call: its plain
 // blocks are cut short by the training steps, which is no sign that its calls vary.
 TEST_F(RunSessionTest, AnEvalPassShorterThanABlockIsNotTakenForOneWhoseCallsVary) {

@@ -8,6 +8,7 @@ void LoggingExecutor::launch_segment(std::size_t segment, const IterationMatcher
   log.lines.push_back(name + " launch " + std::to_string(segment));
   ++log.launches;
   if (log.execs_to_make > 0) --log.execs_to_make, ++log.execs;
+  if (!log.writes_per_launch.empty()) log.writes += log.writes_per_launch[(log.launches - 1) % log.writes_per_launch.size()];
 }
 
 void LoggingExecutor::issue(std::size_t op, const GpuCall&) {

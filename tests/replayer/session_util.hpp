@@ -15,6 +15,8 @@ struct Log {
   std::size_t launches = 0, issued = 0;
   std::size_t execs = 0;          // execs "instantiated" by the executors
   std::size_t execs_to_make = 0;  // each of the next this many launches instantiates one
+  std::size_t writes = 0;         // graph node parameters "written" by the executors
+  std::vector<std::size_t> writes_per_launch;  // each launch writes the next of these, in turn (none: 0)
 };
 
 struct LoggingExecutor : Executor {
@@ -24,6 +26,7 @@ struct LoggingExecutor : Executor {
   void launch_segment(std::size_t segment, const IterationMatcher&) override;
   void issue(std::size_t op, const GpuCall&) override;
   std::size_t execs_made() const override { return log.execs; }
+  std::size_t node_writes() const override { return log.writes; }
 };
 
 // Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.

@@ -41,6 +41,7 @@ class GraphExecutor : public Executor {
   void launch_segment(std::size_t segment, const IterationMatcher& matched) override;
   void issue(std::size_t op, const GpuCall& call) override;
   std::size_t execs_made() const override { return stats_.execs; }
+  std::size_t node_writes() const override { return stats_.node_updates; }
 
   std::size_t graphs() const;
   struct Stats {

@@ -129,6 +129,9 @@ struct Recording {
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
   std::size_t execs_seen = 0;       // the executor's execs_made() when its last iteration began
   std::size_t learning_untimed = 0; // replayed iterations left untimed because they made an exec
+  std::size_t writes_seen = 0;      // the executor's node_writes() when its last warm-up iteration completed
+  // The fewest node writes of a warm-up iteration after the first (none yet: SIZE_MAX).
+  std::size_t fewest_writes = static_cast<std::size_t>(-1);
   // Its next plain block takes over its next iteration that has begun as its own (it matched more
   // calls than another recording that begins with the same call shares: calls_to_tell_apart).
   bool plain_at_next = false;
@@ -268,6 +271,9 @@ class RunSession {
   void settle();
   void start_plain_block(Recording& r);
   void plain_block_or_wait(Recording& r);
+  // At the end of each warm-up iteration: true when the warm-up ended and r rested (or was dropped)
+  // because each of its iterations rewrote most of its graph nodes.
+  bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
   bool verifies_plain(const Recording& r) const;
   std::size_t calls_to_tell_apart(const Recording& r) const;

@@ -60,6 +60,9 @@ class Executor {
   // Graph execs instantiated so far: one made during an iteration (a new set of addresses) is a
   // one-off cost the trial does not take for what replay costs.
   virtual std::size_t execs_made() const { return 0; }
+  // Parameters written into graph nodes so far: an iteration whose buffers moved since the last
+  // one rewrites its nodes before their graphs launch.
+  virtual std::size_t node_writes() const { return 0; }
 };
 
 enum class Action {
