@@ -11,9 +11,10 @@ void Comparison::switch_phase() {
   begun_in_block_ = 0;
 }
 
-void Comparison::iteration_began(std::uint64_t ns, bool previous_whole) {
+void Comparison::iteration_began(std::uint64_t ns, bool previous_whole, IterationWork previous_work) {
   if (have_previous_ && previous_whole && !previous_first_in_block_ && ns > previous_start_) {
     samples_[static_cast<int>(previous_phase_)].push_back(static_cast<double>(ns - previous_start_) / 1e6);
+    work_[static_cast<int>(previous_phase_)].push_back(previous_work);
   }
   have_previous_ = true;
   previous_start_ = ns;

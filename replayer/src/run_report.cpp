@@ -147,13 +147,22 @@ trace::json comparison_json(const Comparison& c) {
   const IterationTimes replayed = c.times(Phase::Replay), plain = c.times(Phase::Plain);
   trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
   // Each timed iteration, in order: a trial misled by a slow stretch, or by replay still learning, shows.
+  constexpr std::size_t kMostShown = 256;  // --compare times for good: the first ones
   auto rounded = [](const std::vector<double>& ms) {
-    constexpr std::size_t kMostShown = 256;  // --compare times for good: the first ones
     trace::json out = trace::json::array();
     for (std::size_t i = 0; i < ms.size() && i < kMostShown; ++i) out.push_back(std::round(ms[i] * 1000.0) / 1000.0);
     return out;
   };
   j["replayed"]["each_ms"] = rounded(c.samples(Phase::Replay));
+  // What replay did in each (parallel to each_ms): a slow one that made execs was still learning.
+  trace::json execs = trace::json::array(), writes = trace::json::array();
+  for (const IterationWork& w : c.work(Phase::Replay)) {
+    if (execs.size() >= kMostShown) break;
+    execs.push_back(w.execs);
+    writes.push_back(w.writes);
+  }
+  j["replayed"]["each_execs_made"] = execs;
+  j["replayed"]["each_node_writes"] = writes;
   j["plain"]["each_ms"] = rounded(c.samples(Phase::Plain));
   j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
                                                                : trace::json(nullptr);

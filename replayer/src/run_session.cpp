@@ -687,18 +687,32 @@ void RunSession::after_failures(Recording& r) {
 // then on. Execs per graph are bounded, so such iterations end; past a block's worth, the ones
 // left are timed as they are (a recording that never stops making execs pays for them).
 void RunSession::iteration_began(Recording& r, bool previous_whole) {
-  const std::size_t made = r.executor ? r.executor->execs_made() : 0;
-  const bool learned = made > r.execs_seen;
-  r.execs_seen = made;
+  const IterationWork work = work_since_last_start(r);
   // (Trusted, without --compare: nothing more to time.)
   if (!r.comparison || !replays(r) || r.warmup_left > 0 || !measuring(r)) return;
+  time_start(r, previous_whole, work);
+  judge(r);
+}
+
+IterationWork RunSession::work_since_last_start(Recording& r) {
+  const std::size_t made = r.executor ? r.executor->execs_made() : 0;
+  const std::size_t written = r.executor ? r.executor->node_writes() : 0;
+  const IterationWork work{made - r.execs_seen, written - r.writes_at_begin};
+  r.execs_seen = made;
+  r.writes_at_begin = written;
+  return work;
+}
+
+// An iteration of r began: the one before it is timed, with what replay did in it, unless it was
+// not whole or made an exec (within the block's worth that goes untimed), whichever phase begins
+// now (the last replayed iteration of a block ends where a plain block begins).
+void RunSession::time_start(Recording& r, bool previous_whole, IterationWork work) {
   Comparison& c = *r.comparison;
-  if (learned && previous_whole && r.learning_untimed < c.block()) {
+  if (work.execs > 0 && previous_whole && r.learning_untimed < c.block()) {
     ++r.learning_untimed;
     previous_whole = false;
   }
-  c.iteration_began(clock_(), previous_whole);
-  judge(r);
+  c.iteration_began(clock_(), previous_whole, work);
 }
 
 // The trial's verdict, once both phases have timed iterations, after the rounds trial_wants asks
@@ -802,6 +816,7 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.comparison = std::make_unique<Comparison>(options_.trial_block);
   r.warmup_left = warmup;
   r.execs_seen = r.executor ? r.executor->execs_made() : 0;
+  r.writes_at_begin = r.executor ? r.executor->node_writes() : 0;
   r.learning_untimed = 0;
   r.fewest_writes = static_cast<std::size_t>(-1);
   r.plain_at_next = r.plain_after_this = false;
@@ -913,14 +928,14 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   if (c.block_done() || !measuring(r)) {
     // This iteration is to be replayed: it is timed from here, and the trial may decide first.
     c.switch_phase();
-    c.iteration_began(clock_(), previous_whole);
+    time_start(r, previous_whole, work_since_last_start(r));
     plain_owner_.reset();
     judge(r);
     if (!replays(r)) return true;  // dropped or resting: the program goes on by itself
     began_by_plain_block_ = true;  // its short-circuit arms on this call; the start is counted
     return false;
   }
-  c.iteration_began(clock_(), previous_whole);
+  time_start(r, previous_whole, work_since_last_start(r));
   judge(r);  // may decide: dropped (the block ends, the program goes on) or trusted (replay now)
   if (r.state != RecordingState::Replaying || options_.compare_block > 0) return true;
   c.switch_phase();

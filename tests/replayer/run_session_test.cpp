@@ -439,6 +439,33 @@ TEST_F(RunSessionTest, ARecordingThatKeepsMakingExecsIsTimedWithThem) {
   EXPECT_EQ(r.learning_untimed, 4u);
   EXPECT_EQ(r.state, RecordingState::Dropped);
   EXPECT_NE(r.dropped_because.find("replay did not pay"), std::string::npos) << r.dropped_because;
+  // The summary shows why its replayed iterations were slow: each timed one made an exec.
+  const trace::json timed = comparison_json(*r.comparison)["replayed"];
+  ASSERT_FALSE(timed["each_ms"].empty());
+  EXPECT_EQ(timed["each_execs_made"].size(), timed["each_ms"].size());
+  for (const auto& made : timed["each_execs_made"]) EXPECT_EQ(made, 1u) << timed.dump();
+  for (const auto& written : timed["each_node_writes"]) EXPECT_EQ(written, 0u);
+}
+
+// Each timed replayed iteration's node writes go with its time into the summary.
+TEST_F(RunSessionTest, TheTrialShowsTheNodeWritesOfEachTimedReplayedIteration) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  log_.writes_per_launch = {1, 0};  // one node in every other iteration: not most of them
+  s.add(recording("train", train_, log_));
+  for (int i = 0; i < 40; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  ASSERT_TRUE(r.trial_speedup);
+  const trace::json timed = comparison_json(*r.comparison)["replayed"];
+  ASSERT_EQ(timed["each_node_writes"].size(), timed["each_ms"].size());
+  std::size_t total = 0;
+  for (const auto& written : timed["each_node_writes"]) {
+    EXPECT_LE(written.get<std::size_t>(), 1u);
+    total += written.get<std::size_t>();
+  }
+  EXPECT_GT(total, 0u);
+  EXPECT_LT(total, timed["each_ms"].size());
 }
 
 // Two of the first timed replayed block's iterations fall in a slow stretch of the program's own

@@ -20,6 +20,12 @@ struct IterationTimes {
   double fastest_ms = 0, slowest_ms = 0;
 };
 
+// What replay did during one timed iteration beyond launching its graphs: graph execs
+// instantiated (one-off, new addresses) and node parameters written (addresses that moved).
+struct IterationWork {
+  std::size_t execs = 0, writes = 0;
+};
+
 class Comparison {
  public:
   explicit Comparison(std::size_t block);
@@ -36,11 +42,15 @@ class Comparison {
   // before ran entirely in its phase (replayed whole, or issued with exactly the recorded calls);
   // only such iterations are timed, and never the first of a block (it still carries the
   // other phase's tail).
-  void iteration_began(std::uint64_t ns, bool previous_whole);
+  // `previous_work`: what replay did during the iteration that ended here (kept with its time).
+  void iteration_began(std::uint64_t ns, bool previous_whole, IterationWork previous_work = {});
 
   IterationTimes times(Phase phase) const;
   // The timed iterations of `phase`, in the order they ran (ms).
   const std::vector<double>& samples(Phase phase) const { return samples_[static_cast<int>(phase)]; }
+  // What replay did during each of them, in the same order (a slow replayed iteration that made
+  // execs was learning; one that wrote many nodes met moved buffers).
+  const std::vector<IterationWork>& work(Phase phase) const { return work_[static_cast<int>(phase)]; }
 
  private:
   std::size_t block_;
@@ -51,6 +61,7 @@ class Comparison {
   Phase previous_phase_ = Phase::Replay;
   bool previous_first_in_block_ = true;
   std::vector<double> samples_[2];  // ms, per Phase
+  std::vector<IterationWork> work_[2];  // per Phase, parallel to samples_
 };
 
 }  // namespace nimble::replayer

@@ -128,6 +128,7 @@ struct Recording {
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
   std::size_t execs_seen = 0;       // the executor's execs_made() when its last iteration began
+  std::size_t writes_at_begin = 0;  // ... and its node_writes()
   std::size_t learning_untimed = 0; // replayed iterations left untimed because they made an exec
   std::size_t writes_seen = 0;      // the executor's node_writes() when its last warm-up iteration completed
   // The fewest node writes of a warm-up iteration after the first (none yet: SIZE_MAX).
@@ -270,6 +271,9 @@ class RunSession {
   void publish_recordings();
   void settle();
   void start_plain_block(Recording& r);
+  // The execs made and nodes written since r's last iteration began (remembering now's counts).
+  IterationWork work_since_last_start(Recording& r);
+  void time_start(Recording& r, bool previous_whole, IterationWork work);
   void plain_block_or_wait(Recording& r);
   // At the end of each warm-up iteration: true when the warm-up ended and r rested (or was dropped)
   // because each of its iterations rewrote most of its graph nodes.
