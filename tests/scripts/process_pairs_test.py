@@ -41,7 +41,7 @@ class Statistics(unittest.TestCase):
 
 
 class Interleaved(unittest.TestCase):
-    def run_pair(self, steps_a, steps_b):
+    def run_pair(self, steps_a, steps_b, turn=process_pairs.TURN):
         d = tempfile.mkdtemp()
         with open(os.path.join(d, "prog.py"), "w") as f:
             f.write(PROGRAM)
@@ -50,7 +50,7 @@ class Interleaved(unittest.TestCase):
         env = dict(os.environ, ORDER=order)
         cmds = [([sys.executable, "prog.py"], dict(env, WHO="A", STEPS=str(steps_a))),
                 ([sys.executable, "prog.py"], dict(env, WHO="B", STEPS=str(steps_b)))]
-        results = process_pairs.side_by_side(cmds, d, ["a", "b"], 60)
+        results = process_pairs.side_by_side(cmds, d, ["a", "b"], 60, turn)
         with open(order) as f:
             return results, f.read()
 
@@ -64,6 +64,11 @@ class Interleaved(unittest.TestCase):
             self.assertEqual(line["steps"], 3 * turn)
             # A turn of the other process is 20 steps of 4 ms: no step but the first holds one.
             self.assertLess(max(line["step_ms"][1:]), 60.0, line["step_ms"])
+
+    def test_turns_of_another_length(self):  # --turn: HF generate's 80 ms steps take turns of 2
+        results, order = self.run_pair(6, 6, turn=2)
+        self.assertEqual([code for _, code, _ in results], [0, 0])
+        self.assertEqual(order, "AABB" * 3)
 
     def test_a_process_that_ends_first_does_not_hold_the_other(self):
         turn = process_pairs.TURN
