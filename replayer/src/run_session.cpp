@@ -358,9 +358,10 @@ void RunSession::settle() {
 // not pay, before a plain block or a timed one. The fewest writes of those iterations decide: a
 // program rotating among a few sets of buffers has an iteration its variants already hold.
 bool RunSession::warmed_up_moving(Recording& r) {
-  const std::size_t writes = r.executor ? r.executor->node_writes() : 0;
-  if (r.warmup_left < options_.trial_block) r.fewest_writes = std::min(r.fewest_writes, writes - r.writes_seen);
-  r.writes_seen = writes;
+  if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
+    const std::size_t writes = r.executor ? r.executor->node_writes() : 0;
+    r.fewest_writes = std::min(r.fewest_writes, writes - r.writes_at_begin);
+  }
   if (--r.warmup_left > 0 || r.fewest_writes == static_cast<std::size_t>(-1) || 2 * r.fewest_writes <= r.calls) {
     return false;
   }

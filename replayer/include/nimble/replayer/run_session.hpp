@@ -130,7 +130,6 @@ struct Recording {
   std::size_t execs_seen = 0;       // the executor's execs_made() when its last iteration began
   std::size_t writes_at_begin = 0;  // ... and its node_writes()
   std::size_t learning_untimed = 0; // replayed iterations left untimed because they made an exec
-  std::size_t writes_seen = 0;      // the executor's node_writes() when its last warm-up iteration completed
   // The fewest node writes of a warm-up iteration after the first (none yet: SIZE_MAX).
   std::size_t fewest_writes = static_cast<std::size_t>(-1);
   // Its next plain block takes over its next iteration that has begun as its own (it matched more
