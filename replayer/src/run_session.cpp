@@ -826,6 +826,14 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.trial_iterations = 0;
 }
 
+namespace {
+// Neither phase's timed iterations spread by more than half again (see trial_wants).
+bool steady_phases(const IterationTimes& plain, const IterationTimes& replayed) {
+  constexpr double kSteadySpread = 1.5;
+  return plain.slowest_ms <= kSteadySpread * plain.fastest_ms && replayed.slowest_ms <= kSteadySpread * replayed.fastest_ms;
+}
+}  // namespace
+
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
 // variants, library calls), anything closer after two. Near the minimum, medians of six iterations
 // decide by noise (GPT-2 forward, H100: 0.91x, 0.99x and 1.30x in three processes), so such a
@@ -838,13 +846,11 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
 // runs too) that falls in a replayed block is not replay being slow. (No timed iterations: one
 // round, the least any verdict needs.)
 std::size_t RunSession::trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const {
-  constexpr double kSteadySpread = 1.5;
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
   if (plain.iterations == 0 || replayed.iterations == 0 || replayed.median_ms <= 0) return round;
   const double speedup = plain.median_ms / replayed.median_ms;
   if (apart(plain, replayed, speedup)) return round;
-  const bool steady = plain.slowest_ms <= kSteadySpread * plain.fastest_ms &&
-                      replayed.slowest_ms <= kSteadySpread * replayed.fastest_ms;
+  const bool steady = steady_phases(plain, replayed);
   const double slower = std::min(0.99, options_.min_speedup);  // below this, replay costs the program
   const double clearly_slower = std::max(0.8, std::min(slower, options_.min_speedup / 1.1));
   const bool clear = steady && (speedup < clearly_slower || speedup >= 1.25);
@@ -855,11 +861,14 @@ std::size_t RunSession::trial_wants(const IterationTimes& plain, const Iteration
 // Every timed replayed iteration faster than every plain one (or every one slower), on the side of
 // the minimum the medians are on. With three or more of each, chance alone orders them so at most
 // one time in twenty each way: as clear as a large ratio, so one round decides (a trial's plain
-// blocks are iterations the program is not sped up). Fewer samples, or any overlap: the rounds of
-// trial_wants.
+// blocks are iterations the program is not sped up). Not when either phase is unsteady: a wait of
+// the program's own in a plain block (torch.compile reduce-overhead on a shared H200: plain 0.8,
+// 15.9 and 1.2 ms against replayed 0.7, 0.7 and 0.6) orders them so without replay being faster,
+// and one round kept a 0.96x replay for 1800 iterations. Fewer samples, unsteady phases or any
+// overlap: the rounds of trial_wants.
 bool RunSession::apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const {
   constexpr std::size_t kFewestEach = 3;
-  if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach) return false;
+  if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach || !steady_phases(plain, replayed)) return false;
   if (speedup >= options_.min_speedup) return replayed.slowest_ms < plain.fastest_ms;
   return replayed.fastest_ms > plain.slowest_ms;
 }

@@ -485,6 +485,27 @@ TEST_F(RunSessionTest, AProgramsOwnSlowStretchInAReplayedBlockIsNoClearResult) {
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 6u);  // two rounds
 }
 
+// The other side: two of the first plain block's timed iterations wait on something of the
+// program's own (41 ms against 2), so every replayed iteration of a replay only 2% faster is
+// faster than every plain one. That order is no clear result when the plain ones spread so: the
+// rounds near the minimum decide, and the recording is dropped instead of kept for good.
+TEST_F(RunSessionTest, AWaitInAPlainBlockDoesNotMakeTheTrialClear) {
+  RunOptions o;
+  o.trials = 1;  // its only trial: a verdict of "no gain" drops it
+  o.trial_block = 4;
+  o.min_speedup = 1.05;
+  RunSession s = session(o);
+  replayed_ms_ = plain_ms_ / 1.02;
+  s.add(recording("train", train_, log_));
+  slow_at_ = {5, 6};  // warm-up 0-3, plain 4-7 (5-7 timed)
+  for (int i = 0; i < 60; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_EQ(r.state, RecordingState::Dropped) << *r.trial_speedup;
+  EXPECT_NEAR(*r.trial_speedup, 1.02, 1e-5);
+  EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 12u);  // four rounds, not one
+}
+
 TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummary) {
   RunOptions o;
   o.trial_block = 3;
