@@ -739,15 +739,23 @@ void RunSession::judge(Recording& r) {
   // Iterations that never come two in a row between the program's other work (a one-step eval
   // pass that begins like the training step: each of its plain blocks is cut by the next training
   // step, and no replayed block follows) are never timed: after this many of them in the trial,
-  // the recording rests as one that did not pay would, instead of staying on trial for good.
-  // (A pass of two or three steps times its replayed iterations but no plain one: it stays on trial,
-  // replayed in part, as before.)
+  // the recording rests as one that did not pay would, instead of staying on trial for good. So
+  // does one whose plain iterations are timed but no replayed one (JAX in process pairs on the H200:
+  // 120 plain and no replayed iteration timed, half of 800 steps replayed unproven). (A pass of two
+  // or three steps times its replayed iterations but no plain one: it stays on trial, replayed in
+  // part, as before.)
   constexpr std::size_t kTrialBlocksUntimed = 8;
   const std::size_t most_untimed = kTrialBlocksUntimed * std::max<std::size_t>(options_.trial_block, 1);
-  if (++r.trial_iterations >= most_untimed && plain.iterations == 0 && replayed.iterations == 0) {
-    rest_or_drop(r, "its trial could not time its iterations (" + std::to_string(r.trial_iterations) +
-                        " begun, none of them right after another of its own: a pass of one iteration between the "
-                        "program's other work)");
+  if (++r.trial_iterations >= most_untimed && replayed.iterations == 0) {
+    const std::string begun = std::to_string(r.trial_iterations) + " begun";
+    rest_or_drop(r, plain.iterations == 0
+                        ? "its trial could not time its iterations (" + begun +
+                              ", none of them right after another of its own: a pass of one iteration between the "
+                              "program's other work)"
+                        : "its trial could not time its replayed iterations (" + begun + ", " +
+                              std::to_string(plain.iterations) +
+                              " of the program's own timed, but no replayed one right after another of its own: other "
+                              "calls came between them)");
     return;
   }
   if (plain.iterations < round || replayed.iterations < round || replayed.median_ms <= 0) return;

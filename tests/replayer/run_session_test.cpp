@@ -364,6 +364,26 @@ TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
   EXPECT_GE(train.short_circuit->summary().iterations_replayed, 1100u);
 }
 
+// Each replayed iteration is followed by a call of the program's that no plain one is (as JAX's
+// transfer threads' copies land elsewhere when the step runs replayed): the plain iterations are
+// timed, no replayed one ever is. After 8 blocks' worth of its iterations the recording rests with
+// the reason, instead of replaying half its iterations unproven for the rest of the program.
+TEST_F(RunSessionTest, ATrialThatTimesNoReplayedIterationRestsWithTheReason) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  for (int i = 0; i < 200 && r.state == RecordingState::Trial; ++i) {
+    if (iterate(s, train_) > 0) hand_over(s, sig(7), call_of(7), &requests_);
+  }
+  ASSERT_EQ(r.state, RecordingState::Resting);
+  EXPECT_NE(r.resting_because.find("its trial could not time its replayed iterations (32 begun, "), std::string::npos)
+      << r.resting_because;
+  EXPECT_GT(r.comparison->times(Phase::Plain).iterations, 0u);
+  EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
+}
+
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, or
 // every one slower, one round decides, however close the medians are to the minimum; when they
 // overlap, four rounds.
