@@ -834,13 +834,16 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.trial_iterations = 0;
 }
 
-namespace {
-// Neither phase's timed iterations spread by more than half again (see trial_wants).
-bool steady_phases(const IterationTimes& plain, const IterationTimes& replayed) {
+// Whether one round's timings can decide (see trial_wants): neither phase's timed iterations
+// spread by more than half again, and each phase's add up to RunOptions::one_round_ms.
+bool RunSession::one_round_decides(const IterationTimes& plain, const IterationTimes& replayed) const {
   constexpr double kSteadySpread = 1.5;
-  return plain.slowest_ms <= kSteadySpread * plain.fastest_ms && replayed.slowest_ms <= kSteadySpread * replayed.fastest_ms;
+  const auto fits = [&](const IterationTimes& t) {
+    return t.slowest_ms <= kSteadySpread * t.fastest_ms &&
+           t.median_ms * static_cast<double>(t.iterations) >= options_.one_round_ms;
+  };
+  return fits(plain) && fits(replayed);
 }
-}  // namespace
 
 // A clear result after one round of timed iterations (the first replayed ones still learn: graph
 // variants, library calls), anything closer after two. Near the minimum, medians of six iterations
@@ -851,17 +854,18 @@ bool steady_phases(const IterationTimes& plain, const IterationTimes& replayed) 
 // and one below the band around the minimum (and steady) after one, as a large ratio does. A ratio
 // is clear only when neither phase's iterations spread by more than half again: a program's own
 // slow stretch (ResNet-18 with AMP, H100: three steps of 31-48 ms among ones of 13-17 ms, in plain
-// runs too) that falls in a replayed block is not replay being slow. (No timed iterations: one
-// round, the least any verdict needs.)
+// runs too) that falls in a replayed block is not replay being slow; and only when each phase's
+// timed iterations add up to one_round_ms (short iterations: two rounds, then a check later). (No
+// timed iterations: one round, the least any verdict needs.)
 std::size_t RunSession::trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const {
   const std::size_t round = std::max<std::size_t>(1, options_.trial_block - 1);
   if (plain.iterations == 0 || replayed.iterations == 0 || replayed.median_ms <= 0) return round;
   const double speedup = plain.median_ms / replayed.median_ms;
   if (apart(plain, replayed, speedup)) return round;
-  const bool steady = steady_phases(plain, replayed);
+  const bool one_round = one_round_decides(plain, replayed);
   const double slower = std::min(0.99, options_.min_speedup);  // below this, replay costs the program
   const double clearly_slower = std::max(0.8, std::min(slower, options_.min_speedup / 1.1));
-  const bool clear = steady && (speedup < clearly_slower || speedup >= 1.25);
+  const bool clear = one_round && (speedup < clearly_slower || speedup >= 1.25);
   const bool near_minimum = speedup >= std::max(slower, options_.min_speedup / 1.1) && speedup < options_.min_speedup * 1.1;
   return (near_minimum ? 4 : clear ? 1 : 2) * round;
 }
@@ -876,7 +880,7 @@ std::size_t RunSession::trial_wants(const IterationTimes& plain, const Iteration
 // overlap: the rounds of trial_wants.
 bool RunSession::apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const {
   constexpr std::size_t kFewestEach = 3;
-  if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach || !steady_phases(plain, replayed)) return false;
+  if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach || !one_round_decides(plain, replayed)) return false;
   if (speedup >= options_.min_speedup) return replayed.slowest_ms < plain.fastest_ms;
   return replayed.fastest_ms > plain.slowest_ms;
 }

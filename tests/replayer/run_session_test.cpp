@@ -26,7 +26,11 @@ using test::sig;
 class RunSessionTest : public ::testing::Test {
  protected:
   // A session whose clock the test moves: `plain_ms` / `replayed_ms` per iteration.
+  // Its iterations take 1-2 ms, below the 10 ms a round must cover to decide alone
+  // (RunOptions::one_round_ms, which ATrialOfShortIterationsTakesTwoRoundsAndIsCheckedAgain tests):
+  // these tests see rounds decide as iterations of 10 ms or more would.
   RunSession session(RunOptions options = {}) {
+    options.one_round_ms = one_round_ms_;
     return RunSession(options, [](std::uint64_t) { return false; }, [this] { return now_; });
   }
   // Blocks of 4, minimum 1.05x, checks after `recheck` replayed iterations, and iterations that
@@ -61,6 +65,7 @@ class RunSessionTest : public ::testing::Test {
   std::set<std::size_t> slow_at_;  // iterations (counted from 0) the program itself makes slow
   double slow_ms_ = 40.0;          // ... by this much
   std::size_t iterations_ = 0;
+  double one_round_ms_ = 0.0;  // RunOptions::one_round_ms of session()
   const std::vector<std::uint64_t> train_ = {1, 2, 3, 4}, eval_ = {1, 5, 6}, setup_ = {9, 8};
 };
 
@@ -524,6 +529,33 @@ TEST_F(RunSessionTest, AWaitInAPlainBlockDoesNotMakeTheTrialClear) {
   EXPECT_EQ(r.state, RecordingState::Dropped) << *r.trial_speedup;
   EXPECT_NEAR(*r.trial_speedup, 1.02, 1e-5);
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 12u);  // four rounds, not one
+}
+
+// A replay twice as fast, steady, its phases apart: with iterations of 10 and 20 ms one round of
+// three each decides and the recording is never checked again. With iterations of 1 and 2 ms the
+// round covers less than one_round_ms (10 ms) of each phase: two rounds decide, and the recording
+// they keep is checked again after recheck_iterations replayed ones.
+TEST_F(RunSessionTest, ATrialOfShortIterationsTakesTwoRoundsAndIsCheckedAgain) {
+  one_round_ms_ = RunOptions{}.one_round_ms;
+  for (const double scale : {1.0, 10.0}) {
+    const bool short_iterations = scale == 1.0;
+    plain_ms_ = 2.0 * scale;
+    replayed_ms_ = 1.0 * scale;
+    log_ = {};
+    RunOptions o;
+    o.trial_block = 4;
+    o.recheck_iterations = 50;
+    RunSession s = session(o);
+    s.add(recording("train", train_, log_));
+    const Recording& r = *s.recordings()[0];
+    for (int i = 0; i < 60 && !r.trial_speedup; ++i) iterate(s, train_);
+    ASSERT_TRUE(r.trial_speedup) << scale;
+    EXPECT_EQ(r.state, RecordingState::Replaying) << scale;
+    EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, short_iterations ? 6u : 3u) << scale;
+    for (int i = 0; i < 100; ++i) iterate(s, train_);
+    EXPECT_EQ(r.rechecks, short_iterations ? 1u : 0u) << scale;
+    EXPECT_EQ(r.state, RecordingState::Replaying) << scale;
+  }
 }
 
 TEST_F(RunSessionTest, AProgramThatEndsBeforeTheTrialDecidesIsToldWhyInTheSummary) {

@@ -53,6 +53,12 @@ struct RunOptions {
   // iterations spread) may have been misled the other way: it is tried again (a plain block first)
   // after this many replayed iterations, 8x more after each later such check (0: never).
   std::size_t recheck_iterations = settings::defaults::run_recheck;
+  // One round decides a trial only when each phase's timed iterations add up to this much: three
+  // iterations of half a millisecond meet the machine's swings in a way a longer round averages out
+  // (torch.compile reduce-overhead on a shared H200: a 0.96x replay measured 1.30x in one round of
+  // 0.6, 0.6, 0.5 ms plain against 0.5, 0.5, 0.4 replayed, and was kept for good). Shorter
+  // iterations take two rounds at least, and a recording they keep is checked again later.
+  double one_round_ms = 10.0;
   std::size_t compare_block = settings::defaults::run_compare;  // --compare N: alternate blocks for good, only report
   // A recording whose fall-backs and false starts reach this, and outnumber its replayed
   // iterations, is dropped.
@@ -291,6 +297,7 @@ class RunSession {
   std::size_t trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const;
   // The phases' timed iterations do not overlap, on the side of the minimum `speedup` is on.
   bool apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const;
+  bool one_round_decides(const IterationTimes& plain, const IterationTimes& replayed) const;
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   // `parent` was left at `site` by a call it did not take (the program runs it unless a recording
   // of that exit takes it: `spare`, a copy kept for it). Returns what becomes of the call.
