@@ -778,12 +778,17 @@ void RunSession::judge(Recording& r) {
 
 // A trial that did not pay: the recording rests while trials are left (the program runs its
 // iterations; rest_iterations of them the first time, 8x more each later time), else it is dropped.
+// Only trials that did not pay count: a recording kept by its trial and later checked (short
+// iterations are checked at 256, 2048, ... replayed ones) is not dropped by the first check that
+// meets a slow stretch.
 void RunSession::rest_or_drop(Recording& r, const std::string& why) {
-  if (r.earlier_trials.size() + 1 >= options_.trials || options_.rest_iterations == 0) {
+  std::size_t failed = 0;
+  for (const double speedup : r.earlier_trials) failed += speedup < options_.min_speedup;  // (0: not timed)
+  if (failed + 1 >= options_.trials || options_.rest_iterations == 0) {
     drop(r, why);
     return;
   }
-  const std::size_t rest = eightfold(options_.rest_iterations, r.earlier_trials.size());
+  const std::size_t rest = eightfold(options_.rest_iterations, failed);
   r.state = RecordingState::Resting;
   r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
   r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);

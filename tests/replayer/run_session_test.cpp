@@ -173,6 +173,26 @@ TEST_F(RunSessionTest, ACheckThatStillPaysKeepsReplayingAndTheNextComesEightTime
   EXPECT_LE(checks_at[1] - checks_at[0], 80u + 4 * 4u);  // (plus the check's own replayed blocks)
 }
 
+// Its trial and first check paid; its second check meets replay slower than plain (a slow stretch,
+// or the program changed). Only trials that did not pay count toward NIMBLE_RUN_TRIALS (3): the
+// recording rests and is tried again, where counting every trial would have dropped it for good.
+TEST_F(RunSessionTest, ACheckThatDoesNotPayAfterTwoThatDidRestsTheRecordingWithoutDroppingIt) {
+  RunSession s = unclear_trial(10);
+  replayed_ms_ = plain_ms_ / 1.3;
+  s.add(recording("train", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  int i = 0;
+  for (; i < 400 && r.rechecks < 2; ++i) iterate(s, train_);
+  ASSERT_EQ(r.rechecks, 2u);  // the second check has begun
+  ASSERT_EQ(r.earlier_trials.size(), 2u);
+  for (const double speedup : r.earlier_trials) EXPECT_GE(speedup, 1.05);
+  replayed_ms_ = plain_ms_ / 0.9;
+  for (; i < 600 && r.state == RecordingState::Trial; ++i) iterate(s, train_);
+  EXPECT_EQ(r.state, RecordingState::Resting) << r.dropped_because;
+  EXPECT_NE(r.resting_because.find("did not pay"), std::string::npos) << r.resting_because;
+  EXPECT_NE(r.resting_because.find("tried again after 16 of its iterations"), std::string::npos) << r.resting_because;
+}
+
 TEST_F(RunSessionTest, TheTrialDropsARecordingWhoseReplayIsSlowerAndThePlainProgramRunsOn) {
   RunOptions o;
   o.trials = 1;  // its only trial: a verdict of "no gain" drops it

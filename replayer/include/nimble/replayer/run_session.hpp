@@ -40,10 +40,11 @@ struct RunOptions {
   // process; the recording is kept when replay was faster (0: trusted without a trial).
   std::size_t trial_block = settings::defaults::run_trial;
   double min_speedup = settings::defaults::run_min_speedup;  // below this (plain / replayed medians) a trial drops it
-  // Trials a recording gets: one that did not pay rests (the program runs its iterations) and is
+  // Trials that may not pay: one that did not rests (the program runs its iterations) and is
   // tried again, first after rest_iterations of its iterations' worth of calls, each later rest 8x
-  // longer; the last trial that does not pay drops it. A trial can be misled by a stretch of slow
-  // iterations on a shared machine, and a long program should not lose its speedup to one.
+  // longer; the last trial that does not pay drops it (checks that still pay do not count). A
+  // trial can be misled by a stretch of slow iterations on a shared machine, and a long program
+  // should not lose its speedup to one.
   std::size_t trials = settings::defaults::run_trials;
   // (16: in every run seen on the H100 where a first trial did not pay, 7 of 7, the second did:
   // 1.02x -> 1.11x, 0.89x -> 1.23x, 0.87x -> 1.08x; a trial costs a few iterations, a rest of 64 cost a
