@@ -878,11 +878,11 @@ std::size_t RunSession::trial_wants(const IterationTimes& plain, const Iteration
 // Every timed replayed iteration faster than every plain one (or every one slower), on the side of
 // the minimum the medians are on. With three or more of each, chance alone orders them so at most
 // one time in twenty each way: as clear as a large ratio, so one round decides (a trial's plain
-// blocks are iterations the program is not sped up). Not when either phase is unsteady: a wait of
-// the program's own in a plain block (torch.compile reduce-overhead on a shared H200: plain 0.8,
-// 15.9 and 1.2 ms against replayed 0.7, 0.7 and 0.6) orders them so without replay being faster,
-// and one round kept a 0.96x replay for 1800 iterations. Fewer samples, unsteady phases or any
-// overlap: the rounds of trial_wants.
+// blocks are iterations the program is not sped up). Not when one round cannot decide
+// (one_round_decides): a wait of the program's own in a plain block (torch.compile reduce-overhead
+// on a shared H200: plain 0.8, 15.9 and 1.2 ms against replayed 0.7, 0.7 and 0.6) orders them so
+// without replay being faster, and one round kept a 0.96x replay for 1800 iterations. Fewer
+// samples, such a round or any overlap: the rounds of trial_wants.
 bool RunSession::apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const {
   constexpr std::size_t kFewestEach = 3;
   if (plain.iterations < kFewestEach || replayed.iterations < kFewestEach || !one_round_decides(plain, replayed)) return false;

@@ -298,6 +298,7 @@ class RunSession {
   std::size_t trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const;
   // The phases' timed iterations do not overlap, on the side of the minimum `speedup` is on.
   bool apart(const IterationTimes& plain, const IterationTimes& replayed, double speedup) const;
+  // Neither phase's timed iterations spread by more than half again, and each adds up to one_round_ms.
   bool one_round_decides(const IterationTimes& plain, const IterationTimes& replayed) const;
   void left_loop(const Recording& r, std::vector<PrimerCall> primer = {});
   // `parent` was left at `site` by a call it did not take (the program runs it unless a recording
