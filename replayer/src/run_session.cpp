@@ -35,6 +35,11 @@ std::size_t eightfold(std::size_t first, std::size_t earlier) {
   return n;
 }
 
+// The execs r's executor has made and the node parameters it has written, so far.
+IterationWork executor_totals(const Recording& r) {
+  return r.executor ? IterationWork{r.executor->execs_made(), r.executor->node_writes()} : IterationWork{};
+}
+
 std::string speed_text(double plain_ms, double replayed_ms) {
   char text[160];
   std::snprintf(text, sizeof text, "%.3f ms plain, %.3f ms replayed: %.2fx", plain_ms, replayed_ms, plain_ms / replayed_ms);
@@ -359,8 +364,7 @@ void RunSession::settle() {
 // program rotating among a few sets of buffers has an iteration its variants already hold.
 bool RunSession::warmed_up_moving(Recording& r) {
   if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
-    const std::size_t writes = r.executor ? r.executor->node_writes() : 0;
-    r.fewest_writes = std::min(r.fewest_writes, writes - r.writes_at_begin);
+    r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).writes - r.work_at_begin.writes);
   }
   if (--r.warmup_left > 0 || r.fewest_writes == static_cast<std::size_t>(-1) || 2 * r.fewest_writes <= r.calls) {
     return false;
@@ -696,11 +700,9 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
 }
 
 IterationWork RunSession::work_since_last_start(Recording& r) {
-  const std::size_t made = r.executor ? r.executor->execs_made() : 0;
-  const std::size_t written = r.executor ? r.executor->node_writes() : 0;
-  const IterationWork work{made - r.execs_seen, written - r.writes_at_begin};
-  r.execs_seen = made;
-  r.writes_at_begin = written;
+  const IterationWork now = executor_totals(r);
+  const IterationWork work{now.execs - r.work_at_begin.execs, now.writes - r.work_at_begin.writes};
+  r.work_at_begin = now;
   return work;
 }
 
@@ -829,8 +831,7 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.state = RecordingState::Trial;
   r.comparison = std::make_unique<Comparison>(options_.trial_block);
   r.warmup_left = warmup;
-  r.execs_seen = r.executor ? r.executor->execs_made() : 0;
-  r.writes_at_begin = r.executor ? r.executor->node_writes() : 0;
+  r.work_at_begin = executor_totals(r);
   r.learning_untimed = 0;
   r.fewest_writes = static_cast<std::size_t>(-1);
   r.plain_at_next = r.plain_after_this = false;

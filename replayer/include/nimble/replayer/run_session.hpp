@@ -134,8 +134,8 @@ struct Recording {
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
-  std::size_t execs_seen = 0;       // the executor's execs_made() when its last iteration began
-  std::size_t writes_at_begin = 0;  // ... and its node_writes()
+  // The executor's execs made and node writes so far (totals) when its last iteration began.
+  IterationWork work_at_begin;
   std::size_t learning_untimed = 0; // replayed iterations left untimed because they made an exec
   // The fewest node writes of a warm-up iteration after the first (none yet: SIZE_MAX).
   std::size_t fewest_writes = static_cast<std::size_t>(-1);
