@@ -137,6 +137,25 @@ def corpus_line(text):
     return None
 
 
+def recording_states(summary):
+    """Each recording of a nimble run summary in a few words: its trace, its state, its trial's
+    speedup; a trial the program ended before is marked (the run was too short to decide)."""
+    def one(r):
+        speed = " %.2fx" % r["trial_speedup"] if r.get("trial_speedup") else ""
+        return "%s:%s%s%s" % (os.path.basename(r["trace"]), r["state"], speed,
+                              " (undecided at exit)" if r.get("undecided_because") else "")
+    return " ".join(one(r) for r in summary.get("recordings", []))
+
+
+def run_summary(trace):
+    """The run summary nimble run wrote beside TRACE (a .json path), or {}."""
+    try:
+        with open(trace[:-5] + ".run.json") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def run(cmd, env, log, timeout):
     """Runs cmd in the programs' folder; on timeout its whole process group goes (torchrun's
     ranks too, which would otherwise keep their GPUs). Returns (output, exit code or "timeout", s)."""
@@ -212,12 +231,7 @@ def main():
             plain, nim = corpus_line(plain_out), corpus_line(nim_out)
             row = {"program": tag, "mode": mode, "plain_exit": plain_code, "nimble_exit": nim_code,
                    "plain_s": round(plain_s, 1), "nimble_s": round(nim_s, 1)}
-            summary = {}
-            try:
-                with open(trace[:-5] + ".run.json") as f:
-                    summary = json.load(f)
-            except (OSError, ValueError):
-                pass
+            summary = run_summary(trace)
             recs = summary.get("recordings", [])
             main_rec = max(recs, key=lambda r: r.get("iterations_replayed", 0), default=None)
             row["recordings"] = len(recs)
@@ -275,10 +289,7 @@ def main():
                 row["pair_ratios"] = " ".join("%.3f" % r for r in ratios)
             if idle_ratios:
                 row["idle_ratio"] = round(statistics.median(idle_ratios), 3)
-            # A trial the program ended before is marked: the run was too short to decide.
-            states = ["%s:%s%s" % (os.path.basename(r["trace"]), r["state"], " (undecided at exit)" if r.get("undecided_because") else "")
-                      for r in recs]
-            row["states"] = " ".join(states)
+            row["states"] = recording_states(summary)
             why = summary.get("nothing_replayed_because", "")
             if not why and not summary:
                 lines = [l for l in nim_out.splitlines() if l.startswith("nimble run:") or l.startswith("nimble:")]

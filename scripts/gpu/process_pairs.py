@@ -32,7 +32,7 @@ import os
 import statistics
 import sys
 
-from corpus import CORPUS, PROGRAMS, configured, corpus_line, run
+from corpus import CORPUS, PROGRAMS, configured, corpus_line, recording_states, run, run_summary
 
 TURN = 20  # steps per turn when two processes run side by side (--turn)
 
@@ -107,11 +107,11 @@ def write_tables(out, rows, summary):
         w.writerows(rows)
     with open(os.path.join(out, "pairs.md"), "w") as f:
         f.write("| program | mode | pairs | identical | steps replayed | plain/nimble, tail | plain/nimble, best window "
-                "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+                "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window | recordings (state, trial) |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for s in summary:
             f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(tail)s | %(best)s | %(idle_tail)s "
-                    "| %(aa_tail)s | %(aa_best)s |\n" % s)
+                    "| %(aa_tail)s | %(aa_best)s | %(recordings)s |\n" % s)
 
 
 def main():
@@ -178,10 +178,11 @@ def main():
                 row = {"program": name, "mode": mode, "pair": k, "config": config if group.index(config) == i else "plain2",
                        "exit": code, "seconds": round(secs, 1), "steps": len(d.get("step_ms") or []),
                        "steps_replayed": replayed, "digest": d.get("digest", ""),
-                       "tail_ms": tail and round(tail, 4), "best_ms": best and round(best, 4)}
+                       "tail_ms": tail and round(tail, 4), "best_ms": best and round(best, 4),
+                       "recordings": recording_states(run_summary(os.path.join(args.out, tags[i] + ".json")))}
                 prog_rows.append(row)
-                print("%s group %d %-6s tail %s best %s replayed %d exit %s" % (name, k, row["config"], row["tail_ms"],
-                                                                                row["best_ms"], replayed, code), flush=True)
+                print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
+                    name, k, row["config"], row["tail_ms"], row["best_ms"], replayed, code, row["recordings"]), flush=True)
         rows += prog_rows
         digests = {r["digest"] for r in prog_rows if r["config"] in ("plain", "plain2", "run")}
         summary.append({"program": name, "mode": mode, "pairs": args.pairs,
@@ -191,6 +192,7 @@ def main():
                         "idle_tail": fmt(ratios(prog_rows, "tail_ms", "plain", "idle")),
                         "aa_tail": fmt(aa_ratios(prog_rows, "tail_ms", args.interleaved)),
                         "aa_best": fmt(aa_ratios(prog_rows, "best_ms", args.interleaved)),
+                        "recordings": "; ".join(r["recordings"] for r in prog_rows if r["config"] == "run"),
                         "replayed": "%d/%d" % (sum(r["steps_replayed"] for r in prog_rows if r["config"] == "run"),
                                                sum(r["steps"] for r in prog_rows if r["config"] == "run"))})
         write_tables(args.out, rows, summary)  # after each program: a run cut short keeps what it measured

@@ -5,7 +5,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
-from corpus import configured, identical_text, nimble_paths, steps_replayed  # noqa: E402
+from corpus import (configured, identical_text, nimble_paths, recording_states, run_summary,  # noqa: E402
+                    steps_replayed)
 
 
 class StepsReplayed(unittest.TestCase):
@@ -69,6 +70,19 @@ class Configured(unittest.TestCase):
     def test_an_unknown_configuration_is_an_error(self):
         with self.assertRaises(SystemExit):
             configured("fast", ["p.py"], {}, "t.json")
+
+class RecordingStates(unittest.TestCase):
+    def test_each_recording_says_its_state_and_trial(self):
+        summary = {"recordings": [
+            {"trace": "/o/prog.json", "state": "replaying", "trial_speedup": 1.314},
+            {"trace": "/o/prog.2.json", "state": "dropped", "trial_speedup": 0.97},
+            {"trace": "/o/prog.3.json", "state": "trial", "undecided_because": "the program ended"}]}
+        self.assertEqual(recording_states(summary),
+                         "prog.json:replaying 1.31x prog.2.json:dropped 0.97x prog.3.json:trial (undecided at exit)")
+
+    def test_a_process_without_a_summary_has_no_recordings(self):
+        self.assertEqual(recording_states(run_summary("/nonexistent/prog.json")), "")
+
 
 if __name__ == "__main__":
     unittest.main()
