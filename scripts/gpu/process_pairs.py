@@ -80,7 +80,9 @@ def side_by_side(commands, out_dir, tags, timeout, turn=TURN):
     for i, ((cmd, env), tag) in enumerate(zip(commands, tags)):
         baton = "%s,%s,%d,%d" % (fifos[i], fifos[1 - i], i == 0, turn)
         log = open(os.path.join(out_dir, tag + ".log"), "w+")
-        procs.append((subprocess.Popen(cmd, env=dict(env, CORPUS_BATON=baton), cwd=PROGRAMS, stdout=log,
+        # Side by side, a one-rank DDP program's two processes would meet on one rendezvous port.
+        port = str(int(env.get("MASTER_PORT", "29511")) + i)
+        procs.append((subprocess.Popen(cmd, env=dict(env, CORPUS_BATON=baton, MASTER_PORT=port), cwd=PROGRAMS, stdout=log,
                                        stderr=subprocess.STDOUT, text=True, start_new_session=True), log))
     results = []
     for p, log in procs:

@@ -15,6 +15,8 @@ PROGRAM = """
 import os, sys, time
 sys.path.insert(0, %r)
 import corpus_common as c
+with open(os.environ["ORDER"] + ".port." + os.environ["WHO"], "w") as f:
+    f.write(os.environ["MASTER_PORT"])
 c.mark_loop_start()
 for i in range(c.STEPS):
     time.sleep(0.004)
@@ -64,6 +66,12 @@ class Interleaved(unittest.TestCase):
             self.assertEqual(line["steps"], 3 * turn)
             # A turn of the other process is 20 steps of 4 ms: no step but the first holds one.
             self.assertLess(max(line["step_ms"][1:]), 60.0, line["step_ms"])
+
+    def test_the_two_processes_have_their_own_rendezvous_ports(self):  # a one-rank DDP program
+        self.run_pair(2, 2)
+        order = os.path.join(process_pairs.PROGRAMS, "order")
+        ports = [open(order + ".port." + who).read() for who in "AB"]
+        self.assertNotEqual(ports[0], ports[1])
 
     def test_turns_of_another_length(self):  # --turn: HF generate's 80 ms steps take turns of 2
         results, order = self.run_pair(6, 6, turn=2)
