@@ -51,6 +51,9 @@ count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MI
 command=("$build/bin/nimble" run)
 count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
 count "automatic range, looking (no period repeats)" overhead-unrepeating
+# A recording whose trials never pay, with trials left: it rests (the program runs its own
+# iterations) and wakes for another trial now and then (HF generate's recording rests like this).
+count "automatic range, resting (its trials do not pay)" overhead NIMBLE_RUN_MIN_SPEEDUP=100 NIMBLE_RUN_TRIALS=100
 command=("${run_range[@]}")
 count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
 count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0

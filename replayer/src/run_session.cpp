@@ -161,6 +161,7 @@ void RunSession::publish_recordings() {
   std::size_t k = 0;
   for (const auto& r : recordings_) {
     if (r->state != RecordingState::Dropped && !r->exit_of && k < kMaxRecordings) {
+      begins_from_[k].store(r->state == RecordingState::Resting ? r->rest_until : 0, std::memory_order_relaxed);
       first_signatures_[k++].store(r->first_signature, std::memory_order_relaxed);
     }
   }
@@ -173,10 +174,13 @@ void RunSession::publish_recordings() {
 
 bool RunSession::concerns(std::uint64_t signature) const {
   if (engaged_.load(std::memory_order_relaxed) || watching_end_.load(std::memory_order_relaxed)) return true;
-  for (const auto& s : first_signatures_) {
-    const std::uint64_t v = s.load(std::memory_order_relaxed);
+  for (std::size_t k = 0; k < kMaxRecordings; ++k) {
+    const std::uint64_t v = first_signatures_[k].load(std::memory_order_relaxed);
     if (v == 0) return false;
-    if (v == signature) return true;
+    // (+ 1: this call, counted as on_call begins, is the first a rest's end lets wake the recording)
+    if (v == signature && calls_.load(std::memory_order_relaxed) + 1 >= begins_from_[k].load(std::memory_order_relaxed)) {
+      return true;
+    }
   }
   return false;
 }

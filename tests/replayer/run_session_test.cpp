@@ -325,6 +325,31 @@ TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesRestsWithoutATimedB
   EXPECT_EQ(r.earlier_trials.size(), 2u);
 }
 
+// While a recording rests, its first call takes the fast path like any call the session has no
+// use for (HF generate's first call is an elementwise kernel that comes again and again within
+// its step); once the rest is over, it concerns the session again and wakes the recording.
+TEST_F(RunSessionTest, ARestingRecordingsFirstCallTakesTheFastPathUntilItsRestIsOver) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  log_.writes_per_launch = {3};  // its buffers move: it rests after its warm-up
+  s.add(recording("generate", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  for (int i = 0; i < 4; ++i) iterate(s, train_);
+  ASSERT_EQ(r.state, RecordingState::Resting);
+  std::size_t resting_iterations = 0;
+  while (s.calls_seen() < r.rest_until) {
+    EXPECT_FALSE(s.concerns(sig(1))) << "after " << s.calls_seen() << " calls, resting until " << r.rest_until;
+    EXPECT_EQ(iterate(s, train_), 0u);
+    ++resting_iterations;
+  }
+  EXPECT_EQ(resting_iterations, 16u);  // NIMBLE_RUN_TRIALS' first rest: 16 of its iterations
+  EXPECT_TRUE(s.concerns(sig(1)));
+  EXPECT_FALSE(s.concerns(sig(2)));
+  EXPECT_GT(iterate(s, train_), 0u);  // its next trial's warm-up replays
+  EXPECT_EQ(r.state, RecordingState::Trial);
+}
+
 // Buffers rotating among three sets: the variants settle, and one warm-up iteration writes
 // nothing; exactly half the nodes rewritten each time is not most of them. Either way the trial
 // goes on to its plain block and keeps a faster replay.
