@@ -3,7 +3,8 @@
 // ViT-B/16 inference), with the same descriptors every iteration. The answer depends only on the
 // handle, the descriptors' contents (followed from the program's calls, library_keys.hpp) and the
 // count asked for; it is kept once two calls with the same inputs gave the same answer, and
-// handed back from then on. Only while replaying (not in a --compare plain block): otherwise calls pass through.
+// handed back from then on. Only inside a replayed iteration (remembers_queries_now): otherwise
+// calls pass through, as without nimble.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,15 @@
 #include "library_keys.hpp"
 
 namespace nimble::hooks {
+
+// Whether a query is answered from memory now: only inside an iteration nimble run replays (not
+// in a plain block of a trial or --compare, not between iterations, not while every recording
+// rests). Elsewhere nimble run must cost what the idle library costs. (HF generate, resting for
+// its last 80 calls, ran 2-4% behind plain while 247 heuristics a call were answered from memory,
+// H200, docs/benchmarks/sweep-h200-nov28; whether they were the cause is not yet measured.)
+constexpr bool remembers_queries_now(bool running, bool replaying_iteration, bool plain_phase, bool skip_library) {
+  return running && replaying_iteration && !plain_phase && skip_library;
+}
 
 using AlgoGetHeuristicFn = decltype(&cublasLtMatmulAlgoGetHeuristic);
 cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real, cublasLtHandle_t handle,

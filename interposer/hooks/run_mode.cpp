@@ -537,6 +537,11 @@ bool run_concerns(std::uint64_t signature) {
   return r && r->session->concerns(signature);
 }
 
+bool run_engaged() {
+  const RunState* r = run_state();
+  return r && r->session->engaged();
+}
+
 void run_passed_by() {
   if (RunState* r = run_state(); r && r->session->passed_by()) g_watch_wanted.store(true, std::memory_order_relaxed);
 }

@@ -71,6 +71,8 @@ std::vector<std::pair<std::uint64_t, bool>> run_take_primer();
 // RunSession::concerns); if not, the program runs it and run_passed_by counts it.
 bool run_concerns(std::uint64_t signature);
 void run_passed_by();
+// Lock-free: a recorded iteration (or a measured plain block) is under way (RunSession::engaged).
+bool run_engaged();
 
 // A GPU task of the program; `call` is null for a task nimble run does not replay. True when
 // nimble has taken the call (it launches it as part of a graph): the caller must not run it.

@@ -105,5 +105,15 @@ TEST(RememberedHeuristics, ChangingAnswersAreAlwaysAsked) {
   g_unstable = false;
 }
 
+// Answered from memory only inside a replayed iteration: nimble run asleep (a resting recording,
+// none recorded yet), a trial's plain block and NIMBLE_RUN_SKIP_LIBRARY=0 all ask the library.
+TEST(RememberedHeuristics, OnlyInsideAReplayedIteration) {
+  EXPECT_TRUE(remembers_queries_now(true, true, false, true));
+  EXPECT_FALSE(remembers_queries_now(true, false, false, true));  // between iterations, or resting
+  EXPECT_FALSE(remembers_queries_now(true, true, true, true));    // a plain block
+  EXPECT_FALSE(remembers_queries_now(true, true, false, false));  // NIMBLE_RUN_SKIP_LIBRARY=0
+  EXPECT_FALSE(remembers_queries_now(false, false, false, true)); // not nimble run
+}
+
 }  // namespace
 }  // namespace nimble::hooks
