@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Interleaved process pairs of every corpus program, split into three parts that each fit one
+# device call (600 s), as measured on the H200 on 2026-11-28 (docs/benchmarks/sweep-h200-nov28):
+#   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
+#   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
+#      benchmark mode on 4 programs                                             (~400 s)
+#   3  benchmark mode on the other 8 programs                                   (~300 s)
+#
+#   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
+#
+# Each part writes its tables and logs under $OUT/PART-*/ and packs them into $OUT/sweep.tgz
+# (the device tool brings back only a few files). A part cut short by its deadline keeps what
+# it measured: process_pairs.py rewrites its tables after each program.
+set -uo pipefail
+part=${1:?"usage: pairs_sweep.sh 1|2|3"}
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+out=${OUT:?"set OUT to the folder the results go to"}
+export PYTHONUNBUFFERED=1
+mkdir -p /work
+[ -e /work/main/CMakeLists.txt ] || ln -sfn "$root" /work/main  # the ctest files name /work/main
+cd "$root/scripts/gpu"
+pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and deadline
+  local name=$1 seconds=$2; shift 2
+  timeout "$seconds" python3 process_pairs.py --interleaved --pin 5 --out "$out/$part-$name" "$@" \
+    > "$out/$part-$name.txt" 2>&1
+  tail -n +3 "$out/$part-$name/pairs.md" 2>/dev/null
+}
+case $part in
+  1)
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
+    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+    tail -4 "$out/ctest-gpu.txt"
+    pairs deterministic 500 --pairs 1 timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train \
+      resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
+    ;;
+  2)
+    pairs generate 110 --pairs 1 --turn 2 gpt2_generate
+    pairs own-graphs 230 --pairs 1 compile_reduce_overhead:2000 torch_cuda_graph cupy_loop jax_flax_train:800 ddp_one_rank
+    pairs aa 110 --pairs 0 --aa timm_efficientnet bert_train jax_flax_train
+    pairs benchmark 150 --pairs 1 --mode benchmark epochs_eval_lastbatch grad_accum bert_train resnet18_amp_adamw
+    ;;
+  3)
+    pairs benchmark 300 --pairs 1 --mode benchmark timm_pnasnet timm_efficientnet inception_v3 gpt2_forward \
+      googlenet_pinned compile_default side_streams ddp_one_rank
+    ;;
+  *)
+    echo "pairs_sweep.sh: no part '$part' (1, 2 or 3)" >&2
+    exit 2
+    ;;
+esac
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/*.run.run.json ./*/*.log
