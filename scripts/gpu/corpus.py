@@ -72,8 +72,9 @@ def steps_replayed(per_step):
     if first is None:  # no two in a row: from the first replayed step, if any
         first = next((i for i, r in enumerate(replayed) if r), None)
     steady = len(replayed) - first if first is not None else 0
-    return {"steps_replayed": sum(replayed), "steady_steps": steady,
-            "steady_share": round(sum(replayed[first:]) / steady, 3) if steady else 0.0}
+    steady_replayed = sum(replayed[first:]) if steady else 0
+    return {"steps_replayed": sum(replayed), "steady_steps": steady, "steady_replayed": steady_replayed,
+            "steady_share": round(steady_replayed / steady, 3) if steady else 0.0}
 
 
 def identical_text(identical, first_difference, per_step):

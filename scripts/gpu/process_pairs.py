@@ -32,7 +32,7 @@ import os
 import statistics
 import sys
 
-from corpus import CORPUS, PROGRAMS, configured, corpus_line, recording_states, run, run_summary
+from corpus import CORPUS, PROGRAMS, configured, corpus_line, recording_states, run, run_summary, steps_replayed
 
 TURN = 20  # steps per turn when two processes run side by side (--turn)
 
@@ -102,17 +102,28 @@ def fmt(values):
     return "%.3f (%s)" % (statistics.median(values), " ".join("%.2f" % v for v in values)) if values else ""
 
 
+def steady_text(rows):
+    """The nimble processes' share of the steady state replayed (corpus.steps_replayed: from the first
+    two replayed steps in a row), all their steady steps together: "95% (219/230)"."""
+    runs = [r for r in rows if r["config"] == "run" and r.get("steady_steps")]
+    steps = sum(r["steady_steps"] for r in runs)
+    if not steps:
+        return ""
+    replayed = sum(r["steady_replayed"] for r in runs)
+    return "%d%% (%d/%d)" % (round(100.0 * replayed / steps), replayed, steps)
+
+
 def write_tables(out, rows, summary):
     with open(os.path.join(out, "pairs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["program"])
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(out, "pairs.md"), "w") as f:
-        f.write("| program | mode | pairs | identical | steps replayed | plain/nimble, tail | plain/nimble, best window "
+        f.write("| program | mode | pairs | identical | steps replayed | of the steady state | plain/nimble, tail | plain/nimble, best window "
                 "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window | recordings (state, trial) |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for s in summary:
-            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(tail)s | %(best)s | %(idle_tail)s "
+            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(steady)s | %(tail)s | %(best)s | %(idle_tail)s "
                     "| %(aa_tail)s | %(aa_best)s | %(recordings)s |\n" % s)
 
 
@@ -177,9 +188,11 @@ def main():
                 d = corpus_line(out) or {}
                 tail, best = tail_and_best(d.get("step_ms") or [])
                 replayed = sum(1 for n in d.get("step_replayed") or [] if n)
+                steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
                 row = {"program": name, "mode": mode, "pair": k, "config": config if group.index(config) == i else "plain2",
                        "exit": code, "seconds": round(secs, 1), "steps": len(d.get("step_ms") or []),
-                       "steps_replayed": replayed, "digest": d.get("digest", ""),
+                       "steps_replayed": replayed, "steady_steps": steady.get("steady_steps", ""),
+                       "steady_replayed": steady.get("steady_replayed", ""), "digest": d.get("digest", ""),
                        "tail_ms": tail and round(tail, 4), "best_ms": best and round(best, 4),
                        "recordings": recording_states(run_summary(os.path.join(args.out, tags[i] + ".json")))}
                 prog_rows.append(row)
@@ -195,6 +208,7 @@ def main():
                         "aa_tail": fmt(aa_ratios(prog_rows, "tail_ms", args.interleaved)),
                         "aa_best": fmt(aa_ratios(prog_rows, "best_ms", args.interleaved)),
                         "recordings": "; ".join(r["recordings"] for r in prog_rows if r["config"] == "run"),
+                        "steady": steady_text(prog_rows),
                         "replayed": "%d/%d" % (sum(r["steps_replayed"] for r in prog_rows if r["config"] == "run"),
                                                sum(r["steps"] for r in prog_rows if r["config"] == "run"))})
         write_tables(args.out, rows, summary)  # after each program: a run cut short keeps what it measured

@@ -15,6 +15,7 @@ class StepsReplayed(unittest.TestCase):
         r = steps_replayed([0, 0, 0, 1, 1, 0, 0, 1, 1, 1])
         self.assertEqual(r["steps_replayed"], 5)
         self.assertEqual(r["steady_steps"], 7)
+        self.assertEqual(r["steady_replayed"], 5)
         self.assertAlmostEqual(r["steady_share"], 5 / 7, places=3)
 
     def test_a_lone_replay_during_set_up_does_not_begin_the_steady_state(self):

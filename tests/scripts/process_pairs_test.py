@@ -42,6 +42,18 @@ class Statistics(unittest.TestCase):
         self.assertEqual(process_pairs.aa_ratios(rows, "t", False), [0.75, 1.0 / 1.5])
 
 
+class SteadyState(unittest.TestCase):
+    def test_the_nimble_processes_steady_steps_add_up(self):
+        rows = [{"config": "plain", "steady_steps": "", "steady_replayed": ""},
+                {"config": "run", "steady_steps": 100, "steady_replayed": 95},
+                {"config": "run", "steady_steps": 50, "steady_replayed": 40},
+                {"config": "plain2", "steady_steps": "", "steady_replayed": ""}]
+        self.assertEqual(process_pairs.steady_text(rows), "90% (135/150)")
+
+    def test_nothing_replayed_says_nothing(self):
+        self.assertEqual(process_pairs.steady_text([{"config": "run", "steady_steps": 0, "steady_replayed": 0}]), "")
+
+
 class Interleaved(unittest.TestCase):
     def run_pair(self, steps_a, steps_b, turn=process_pairs.TURN):
         d = tempfile.mkdtemp()
