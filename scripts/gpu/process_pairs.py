@@ -187,8 +187,8 @@ def main():
             for i, (config, (out, code, secs)) in enumerate(zip(group, outs)):
                 d = corpus_line(out) or {}
                 tail, best = tail_and_best(d.get("step_ms") or [])
-                replayed = sum(1 for n in d.get("step_replayed") or [] if n)
                 steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
+                replayed = steady.get("steps_replayed", 0)
                 row = {"program": name, "mode": mode, "pair": k, "config": config if group.index(config) == i else "plain2",
                        "exit": code, "seconds": round(secs, 1), "steps": len(d.get("step_ms") or []),
                        "steps_replayed": replayed, "steady_steps": steady.get("steady_steps", ""),
