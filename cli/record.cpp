@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -353,6 +354,23 @@ std::vector<OutputFile> output_files(const std::string& output) {
   return out;
 }
 
+// The folder -o writes into, made if missing (as mkdir -p would) and tried with a file of our own:
+// the program's trace writer could only say it cannot write there after the whole run. Empty when
+// it is fine, else what is wrong.
+std::string output_folder_problem(const std::string& output) {
+  const fs::path folder = fs::path(output).parent_path();
+  if (folder.empty()) return "";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return "cannot make the folder " + folder.string() + " for -o: " + error.message();
+  std::string probe = (folder / ".nimble-write-test-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) return "cannot write into " + folder.string() + " (for -o): " + std::strerror(errno);
+  close(fd);
+  fs::remove(probe, error);
+  return "";
+}
+
 }  // namespace
 
 std::string rank_note(const RecordedProcess& process) {
@@ -373,6 +391,11 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   if (!fs::exists(preload)) {
     std::cerr << verb << ": " << preload << " not found; build the nimble_preload target "
               << "(libnimble.so is expected in ../lib beside the nimble executable)\n";
+    exit_code() = kExitBadInput;
+    return {};
+  }
+  if (const std::string problem = output_folder_problem(options.output); !problem.empty()) {
+    std::cerr << verb << ": " << problem << "; choose another path with -o\n";
     exit_code() = kExitBadInput;
     return {};
   }

@@ -175,7 +175,7 @@ struct LibraryHook<Id, R (*)(A...)> {
       key = B::key(args...);
       scope.set_key(key);
     }
-    if (!running() || in_plain_phase()) return real(args...);
+    if (!library_call_may_be_taken(running(), run_engaged(), in_plain_phase())) return real(args...);
     if (!key) key = B::key(args...);
     if (!key) return real(args...);
     const LibraryTurn turn = library_call_begins(symbol, *key);

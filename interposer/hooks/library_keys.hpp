@@ -26,6 +26,13 @@
 
 namespace nimble::hooks {
 
+// Whether nimble run may skip or observe a replayable library call now, and so needs its key:
+// only inside an iteration it replays (RunSession::library_site answers nothing elsewhere), not
+// in a measured plain block. Elsewhere the call costs what it costs idle: no key, no lock.
+constexpr bool library_call_may_be_taken(bool running, bool replaying_iteration, bool plain_phase) {
+  return running && replaying_iteration && !plain_phase;
+}
+
 // Followed after each successful call the program makes itself (not ones a library makes).
 void after_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t* descriptor);
 void after_cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,

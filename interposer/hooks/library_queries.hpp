@@ -15,11 +15,11 @@ namespace nimble::hooks {
 
 // Whether a query is answered from memory now: only inside an iteration nimble run replays (not
 // in a plain block of a trial or --compare, not between iterations, not while every recording
-// rests). Elsewhere nimble run must cost what the idle library costs. (HF generate, resting for
-// its last 80 calls, ran 2-4% behind plain while 247 heuristics a call were answered from memory,
-// H200, docs/benchmarks/sweep-h200-nov28; whether they were the cause is not yet measured.)
+// rests). Elsewhere nimble run must cost what the idle library costs. (HF generate answered 247
+// a call from memory while resting; answering only inside replayed iterations did not close its
+// 2-4% gap to plain, so they were not its cause: docs/benchmarks/generate-h200-nov28.)
 constexpr bool remembers_queries_now(bool running, bool replaying_iteration, bool plain_phase, bool skip_library) {
-  return running && replaying_iteration && !plain_phase && skip_library;
+  return library_call_may_be_taken(running, replaying_iteration, plain_phase) && skip_library;
 }
 
 using AlgoGetHeuristicFn = decltype(&cublasLtMatmulAlgoGetHeuristic);

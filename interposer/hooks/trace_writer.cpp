@@ -1,5 +1,7 @@
 #include "trace_writer.hpp"
 
+#include <pthread.h>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -67,7 +69,10 @@ void TraceWriter::write(Build build, std::string path, Done done, Before before)
     return;
   }
   owner_ = getpid();
-  thread_ = std::make_unique<std::thread>(std::move(job));
+  thread_ = std::make_unique<std::thread>([job = std::move(job)] {
+    pthread_setname_np(pthread_self(), "nimble-trace");  // so a thread census of the program names it
+    job();
+  });
 }
 
 void TraceWriter::finish() {

@@ -28,6 +28,7 @@ OUT/pairs.md (one row per program) and the logs.
 """
 import argparse
 import csv
+import json
 import os
 import statistics
 import sys
@@ -194,6 +195,8 @@ def main():
                        "steps_replayed": replayed, "steady_steps": steady.get("steady_steps", ""),
                        "steady_replayed": steady.get("steady_replayed", ""), "digest": d.get("digest", ""),
                        "tail_ms": tail and round(tail, 4), "best_ms": best and round(best, 4),
+                       "process_cpu_s": (d.get("threads") or {}).get("process_cpu_s", ""),
+                       "threads_cpu_s": json.dumps((d.get("threads") or {}).get("cpu_s", {})),
                        "recordings": recording_states(run_summary(os.path.join(args.out, tags[i] + ".json")))}
                 prog_rows.append(row)
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (

@@ -115,5 +115,14 @@ TEST(RememberedHeuristics, OnlyInsideAReplayedIteration) {
   EXPECT_FALSE(remembers_queries_now(false, false, false, true)); // not nimble run
 }
 
+// cublasLtMatmul and cudnnBackendExecute: keyed, skipped or observed only inside a replayed
+// iteration; between iterations and while every recording rests they cost what they cost idle.
+TEST(ReplayableLibraryCalls, KeyedOnlyInsideAReplayedIteration) {
+  EXPECT_TRUE(library_call_may_be_taken(true, true, false));
+  EXPECT_FALSE(library_call_may_be_taken(true, false, false));  // between iterations, or resting
+  EXPECT_FALSE(library_call_may_be_taken(true, true, true));    // a plain block
+  EXPECT_FALSE(library_call_may_be_taken(false, true, false));  // not nimble run
+}
+
 }  // namespace
 }  // namespace nimble::hooks

@@ -38,6 +38,31 @@ TEST(RecordCommand, RecordsAndSummarises) {
   EXPECT_NE(r.output.find("device       Fake GPU"), std::string::npos) << r.output;
 }
 
+TEST(RecordCommand, AMissingFolderForTheTraceIsMade) {
+  const std::string out = temp_dir() + "/not/yet/there/trace.json";
+  const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "record", "-o", out, "--", probe_path(), "record"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(out)) << r.output;
+  // Only the trace: the write test left nothing behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+TEST(RecordCommand, AFolderThatCannotBeMadeStopsBeforeTheProgramRuns) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/a-file") << "not a folder";
+  const std::string marker = dir + "/the-program-ran";
+  for (const char* verb : {"record", "run"}) {
+    const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, verb, "-o", dir + "/a-file/trace.json", "--", "sh", "-c",
+                                          "touch " + marker});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("cannot make the folder " + dir + "/a-file for -o"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("choose another path with -o"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << verb;
+  }
+}
+
 TEST(RecordCommand, AutoRangeOption) {
   const std::string out = temp_dir() + "/trace.json";
   const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "record", "-o", out, "--capture-range", "auto",

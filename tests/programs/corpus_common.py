@@ -155,6 +155,28 @@ def mark_loop_start():
     _last[0] = time.perf_counter()
 
 
+def _threads():
+    """CPU seconds of the process (ended threads included) and of its live threads at exit, summed
+    by thread name, largest first (a helper thread of nimble's or the driver's competing with the
+    program shows here), with the context switches."""
+    import resource
+    tick = os.sysconf("SC_CLK_TCK")
+    by_name = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/stat" % tid) as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = "main" if int(tid) == os.getpid() else stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        by_name[name] = by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"process_cpu_s": round(usage.ru_utime + usage.ru_stime, 2),  # ended threads too
+            "cpu_s": dict(sorted(((k, round(v, 2)) for k, v in by_name.items()), key=lambda kv: -kv[1])),
+            "voluntary_switches": usage.ru_nvcsw, "involuntary_switches": usage.ru_nivcsw}
+
+
 @atexit.register
 def _report():
     if _baton is not None:
@@ -167,4 +189,5 @@ def _report():
                                   "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
                                   "step_ms": [round(t, 4) for t in _times],
-                                  "step_replayed": _replayed if _counter is not None else None}), flush=True)
+                                  "step_replayed": _replayed if _counter is not None else None,
+                                  "threads": _threads()}), flush=True)

@@ -36,6 +36,32 @@ class StepsReplayed(unittest.TestCase):
         self.assertIsNone(steps_replayed(None))
 
 
+class ThreadCensus(unittest.TestCase):
+    """corpus_common's exit line names the threads that took the host's time (tests/programs)."""
+
+    def test_a_busy_named_thread_shows_with_its_cpu_time(self):
+        import json
+        import subprocess
+        programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
+        code = ("import ctypes, threading, time, corpus_common as c\n"
+                "def busy():\n"
+                "    ctypes.CDLL(None).prctl(15, b'helper-spin')\n"  # PR_SET_NAME
+                "    end = time.process_time() + 0.3\n"
+                "    while time.process_time() < end: pass\n"
+                "    time.sleep(5)\n"
+                "threading.Thread(target=busy, daemon=True).start()\n"
+                "time.sleep(1.0)\n"
+                "c.mark_loop_start()\n"
+                "c.step_done(0, 1.0)\n")
+        out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS="1"),
+                             capture_output=True, text=True, timeout=60).stdout
+        threads = json.loads(out.split("CORPUS ", 1)[1])["threads"]
+        self.assertGreaterEqual(threads["cpu_s"].get("helper-spin", 0), 0.2)
+        self.assertIn("main", threads["cpu_s"])
+        self.assertGreaterEqual(threads["process_cpu_s"], threads["cpu_s"]["helper-spin"])
+        self.assertGreater(threads["voluntary_switches"], 0)
+
+
 class IdenticalText(unittest.TestCase):
     def test_a_difference_before_any_replay_is_not_replays(self):
         # Benchmark mode: cuDNN picked other algorithms in this process; replay began at step 6.
