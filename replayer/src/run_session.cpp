@@ -385,6 +385,18 @@ bool RunSession::shares_first_call(const Recording& r) const {
   });
 }
 
+bool RunSession::runs_anothers_iteration(const Recording& failed, std::size_t matched, std::uint64_t next,
+                                         const std::vector<const Recording*>& tried) const {
+  const auto& calls = failed.call_signatures;
+  if (calls.size() < matched) return false;  // (not known call by call)
+  return std::any_of(recordings_.begin(), recordings_.end(), [&](const auto& other) {
+    const auto& theirs = other->call_signatures;
+    return std::find(tried.begin(), tried.end(), other.get()) == tried.end() && !other->exit_of &&
+           theirs.size() > matched && std::equal(calls.begin(), calls.begin() + static_cast<long>(matched), theirs.begin()) &&
+           theirs[matched] == next;
+  });
+}
+
 // Plain iterations are checked call by call against the recording's (the program runs something
 // else that begins alike: a training step after an eval pass), unless that kept failing (calls
 // the hooks count differently from the window they were recorded in, say): then, as before the
@@ -538,9 +550,14 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     if (!sc.armed() && failures(*next) > failed_before) left_loop(*next);  // it fell back right away
     return action;
   }
+  // None of the live ones took them, but the program ran another recording's iteration (one that
+  // rests): a switch, as a take-over is, not a failure of the ones that let go.
+  const bool switched = runs_anothers_iteration(failed, fs.matched.size(), signature, tried);
   for (const Let& l : let_go) {
     ShortCircuit& sc = *l.recording->short_circuit;
-    if (l.first_only) {
+    if (switched) {
+      ++l.recording->false_starts_taken_over;
+    } else if (l.first_only) {
       sc.explain_false_start(l.why);
     } else {
       sc.count_as_fall_back(l.why);

@@ -350,6 +350,39 @@ TEST_F(RunSessionTest, ARestingRecordingsFirstCallTakesTheFastPathUntilItsRestIs
   EXPECT_EQ(r.state, RecordingState::Trial);
 }
 
+// The epochs program on a noisy H200 (docs/benchmarks/sweep-h200-nov28b): its training step's
+// recording rested after a trial, and its eval pass's, which begins with the same two calls, was
+// offered every training step and fell back at the third call, 16 times: dropped. The program was
+// running the resting recording's iteration, not failing the eval pass's: a switch, as when a live
+// recording takes the calls over.
+TEST_F(RunSessionTest, CallsThatFollowARestingRecordingAreNoFailuresOfAnotherThatBeginsAlike) {
+  RunOptions o;
+  o.trial_block = 2;
+  o.rest_iterations = 1000;  // the step rests for the whole test
+  RunSession s = session(o);
+  const std::vector<std::uint64_t> train = {1, 2, 3, 4}, eval = {1, 2, 5, 6};
+  log_.writes_per_launch = {3};  // the step's buffers move during its warm-up: it rests
+  s.add(recording("train", train, log_));
+  for (int i = 0; i < 4; ++i) iterate(s, train);
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Resting);
+  log_.writes_per_launch = {};
+  s.add(recording("eval", eval, log_));
+  for (int epoch = 0; epoch < 8; ++epoch) {
+    for (int i = 0; i < 10; ++i) iterate(s, train);
+    for (int i = 0; i < 4; ++i) iterate(s, eval);
+  }
+  const Recording& r = *s.recordings()[1];
+  EXPECT_NE(r.state, RecordingState::Dropped) << r.dropped_because;
+  EXPECT_GT(r.short_circuit->summary().iterations_replayed, 8u);
+  EXPECT_EQ(r.short_circuit->summary().fallbacks_total, 0u);
+  // A call that leaves both (its own iteration's third call, another kernel) is still a failure.
+  const std::size_t replayed = r.short_circuit->summary().iterations_replayed;
+  for (int i = 0; i < 4; ++i) iterate(s, {1, 2, 7, 8});
+  EXPECT_GT(r.short_circuit->summary().fallbacks_total, 0u);
+  EXPECT_LE(r.short_circuit->summary().iterations_replayed, replayed + 1);  // (the last eval step counts at the next call)
+  s.finish("end");
+}
+
 // Buffers rotating among three sets: the variants settle, and one warm-up iteration writes
 // nothing; exactly half the nodes rewritten each time is not most of them. Either way the trial
 // goes on to its plain block and keeps a faster replay.

@@ -285,6 +285,10 @@ class RunSession {
   // because each of its iterations rewrote most of its graph nodes.
   bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
+  // Whether another recording than `tried` (resting, say) begins with the calls `failed` matched,
+  // its first `matched` ones, then one with signature `next`: the program ran that iteration.
+  bool runs_anothers_iteration(const Recording& failed, std::size_t matched, std::uint64_t next,
+                               const std::vector<const Recording*>& tried) const;
   bool verifies_plain(const Recording& r) const;
   std::size_t calls_to_tell_apart(const Recording& r) const;
   bool measuring(const Recording& r) const;  // a trial, or --compare: plain blocks alternate
