@@ -54,6 +54,9 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
   if (rec.state == RecordingState::Resting) j["resting_because"] = rec.resting_because;
+  if (rec.state != RecordingState::Resting && rec.state != RecordingState::Dropped && !rec.last_rested_because.empty()) {
+    j["last_rested_because"] = rec.last_rested_because;
+  }
   if (!rec.earlier_trials.empty()) {
     j["earlier_trial_speedups"] = trace::json::array();  // null: a trial that timed nothing
     for (double x : rec.earlier_trials) j["earlier_trial_speedups"].push_back(x > 0 ? trace::json(x) : trace::json(nullptr));

@@ -814,6 +814,7 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
   const std::size_t rest = eightfold(options_.rest_iterations, failed);
   r.state = RecordingState::Resting;
   r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
+  r.last_rested_because = why;
   r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);
   stop_replaying(r, "the recording rests until its next trial: " + why);
   // Its held-back calls could not be issued: replay has stopped for good, no trial can follow.
@@ -1082,6 +1083,20 @@ std::size_t RunSession::iterations_replayed() const {
   return n;
 }
 
+namespace {
+
+// An earlier trial that timed nothing shows only as "not timed": why it ended, the reason it
+// rested the last time (its buffers moved, say), unless the exit line says it already.
+std::string rest_untimed_text(const Recording& r) {
+  const bool untimed = std::find(r.earlier_trials.begin(), r.earlier_trials.end(), 0.0) != r.earlier_trials.end();
+  if (!untimed || r.last_rested_because.empty() || r.state == RecordingState::Resting || r.state == RecordingState::Dropped) {
+    return "";
+  }
+  return "it rested last because " + r.last_rested_because;
+}
+
+}  // namespace
+
 std::string RunSession::summary_text() const {
   std::ostringstream out;
   for (const auto& r : recordings_) {
@@ -1100,6 +1115,7 @@ std::string RunSession::summary_text() const {
     if (r->state == RecordingState::Dropped) out << ": " << r->dropped_because;
     if (r->state == RecordingState::Resting) out << ": " << r->resting_because;
     if (const std::string undecided = undecided_trial(*r); !undecided.empty()) out << ": " << undecided;
+    if (const std::string before = rest_untimed_text(*r); !before.empty()) out << "; " << before;
     out << "\n" << r->short_circuit->summary_text();
     if (r->fallbacks_to_side_exits) {
       out << "  (" << r->fallbacks_to_side_exits << " of the fall-backs went on in a side exit's recording)\n";

@@ -145,6 +145,24 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_FALSE(contains(text, "nothing was replayed")) << text;
 }
 
+// HF generate: each trial's warm-up found its buffers moving, and it rested; tried again, its
+// earlier trials read "not timed". The summary keeps why it rested.
+TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
+  Log log;
+  log.writes_per_launch = {3};
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s(o, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+  s.add(recording("/tmp/t.json", {1, 2, 3, 4}, log));
+  for (int i = 0; i < 4 + 16 + 1; ++i) issue(s, {1, 2, 3, 4});  // warm-up, rest, and its next trial begins
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Trial);
+  s.finish("end");
+  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}});
+  EXPECT_NE(j["recordings"][0].value("last_rested_because", "").find("replay rewrote most of its graph nodes"), std::string::npos)
+      << j["recordings"][0].dump();
+  EXPECT_FALSE(j["recordings"][0].contains("resting_because"));
+}
+
 TEST(RunReport, AFalseStartNobodyTookOverKeepsItsReason) {
   // The program's input copy matches, then a kernel of another shape: not a fall-back (only the
   // first call matched), but the summary says why that step ran plain.

@@ -348,6 +348,11 @@ TEST_F(RunSessionTest, ARestingRecordingsFirstCallTakesTheFastPathUntilItsRestIs
   EXPECT_FALSE(s.concerns(sig(2)));
   EXPECT_GT(iterate(s, train_), 0u);  // its next trial's warm-up replays
   EXPECT_EQ(r.state, RecordingState::Trial);
+  // Its first trial shows as "not timed" at exit: the line says why it rested.
+  const std::string text = s.summary_text();
+  EXPECT_NE(text.find("(earlier trials: not timed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("it rested last because replay rewrote most of its graph nodes in every iteration"), std::string::npos)
+      << text;
 }
 
 // The epochs program on a noisy H200 (docs/benchmarks/sweep-h200-nov28b): its training step's

@@ -128,6 +128,7 @@ struct Recording {
   std::vector<double> earlier_trials;   // the speedups of the trials before this one (it rested after each)
   std::vector<std::unique_ptr<Comparison>> earlier_timings;  // and their timings
   std::string resting_because;          // why it rests (Resting)
+  std::string last_rested_because;      // why it rested the last time (kept once it is tried again)
   std::size_t rest_until = 0;           // the session's call count when a resting recording may be tried again
   std::size_t recheck_at = 0;           // replayed iterations after which a kept recording is tried again (0: never)
   std::size_t rechecks = 0;             // trials begun that way
