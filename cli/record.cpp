@@ -181,8 +181,9 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
 
 void add_recording_options(CLI::App& cmd, RecordOptions& options) {
   auto* output = cmd.add_option("-o,--output", options.output,
-                                options.output.empty() ? "trace file to write"
-                                                       : "trace file to write (default " + options.output + ")");
+                                options.output.empty() ? "trace file to write (its folder is made if missing)"
+                                                       : "trace file to write (default " + options.output +
+                                                             "; its folder is made if missing)");
   if (options.output.empty()) output->required();
   cmd.add_option("--capture-range", options.capture_range, choice_help(settings::range_text, options.capture_range))
       ->check(choice_check("--capture-range", settings::range_text));
