@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Interleaved process pairs of every corpus program, split into three parts that each fit one
+# Interleaved process pairs of every corpus program, split into four parts that each fit one
 # device call (600 s), as measured on the H200 on 2026-11-28 (docs/benchmarks/sweep-h200-nov28):
 #   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
 #   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
 #      benchmark mode on 4 programs                                             (~400 s)
 #   3  benchmark mode on the other 8 programs                                   (~300 s)
+#   4  generate at 160 calls: two pairs under nimble run, two idle, one A/A      (~330 s)
+#      (docs/benchmarks/generate-h200-nov28: one pair resolves about 3%)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -12,7 +14,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -43,8 +45,12 @@ case $part in
     pairs benchmark 300 --pairs 1 --mode benchmark timm_pnasnet timm_efficientnet inception_v3 gpt2_forward \
       googlenet_pinned compile_default side_streams ddp_one_rank
     ;;
+  4)
+    pairs generate-run 150 --pairs 2 --turn 2 gpt2_generate:640
+    pairs generate-idle 220 --pairs 2 --turn 2 --run idle --aa gpt2_generate:640
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1, 2 or 3)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1, 2, 3 or 4)" >&2
     exit 2
     ;;
 esac
