@@ -571,11 +571,13 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   });
   const bool next_is_kernel = std::holds_alternative<KernelCall>(fs.next);
   const ExitSite site{index_of(failed), fs.matched.size(), signature};
-  if (failed.state == RecordingState::Replaying && side_exit_at(failed, site.after_calls, signature)) {  // the stretch from here was recorded
-    return exited(failed, site, std::move(fs.next), Action::Run);
+  // (Switched: no exit of `failed`'s; its side exit there would replay the other's iteration as its
+  // own, trusted, while that one rests untrusted.)
+  if (!switched && failed.state == RecordingState::Replaying && side_exit_at(failed, site.after_calls, signature)) {
+    return exited(failed, site, std::move(fs.next), Action::Run);  // the stretch from here was recorded
   }
   const Action action = offer(signature, std::move(fs.next));
-  if (active_) return action;
+  if (active_ || switched) return action;
   // What the program ran when it left: the recording's calls it matched, then this one.
   std::vector<PrimerCall> primer;
   for (std::size_t i = 0; i < fs.matched.size(); ++i) {

@@ -380,6 +380,10 @@ TEST_F(RunSessionTest, CallsThatFollowARestingRecordingAreNoFailuresOfAnotherTha
   EXPECT_NE(r.state, RecordingState::Dropped) << r.dropped_because;
   EXPECT_GT(r.short_circuit->summary().iterations_replayed, 8u);
   EXPECT_EQ(r.short_circuit->summary().fallbacks_total, 0u);
+  // Nor is it a side exit of the eval pass: recorded, the step's calls from there would be
+  // replayed as the eval pass's, trusted, while the step's own recording rests untrusted.
+  EXPECT_FALSE(s.take_side_exit_window());
+  EXPECT_EQ(requests_, 0u);  // nor a reason to look for a new iteration: the program runs a known one
   // A call that leaves both (its own iteration's third call, another kernel) is still a failure.
   const std::size_t replayed = r.short_circuit->summary().iterations_replayed;
   for (int i = 0; i < 4; ++i) iterate(s, {1, 2, 7, 8});
