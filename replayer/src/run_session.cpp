@@ -391,7 +391,8 @@ bool RunSession::runs_anothers_iteration(const Recording& failed, std::size_t ma
   if (calls.size() < matched) return false;  // (not known call by call)
   return std::any_of(recordings_.begin(), recordings_.end(), [&](const auto& other) {
     const auto& theirs = other->call_signatures;
-    return std::find(tried.begin(), tried.end(), other.get()) == tried.end() && !other->exit_of &&
+    return other->state == RecordingState::Resting && std::find(tried.begin(), tried.end(), other.get()) == tried.end() &&
+           !other->exit_of &&
            theirs.size() > matched && std::equal(calls.begin(), calls.begin() + static_cast<long>(matched), theirs.begin()) &&
            theirs[matched] == next;
   });
@@ -550,8 +551,8 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     if (!sc.armed() && failures(*next) > failed_before) left_loop(*next);  // it fell back right away
     return action;
   }
-  // None of the live ones took them, but the program ran another recording's iteration (one that
-  // rests): a switch, as a take-over is, not a failure of the ones that let go.
+  // None of the live ones took them, but the program ran a resting recording's iteration: a switch,
+  // as a take-over is, not a failure of the ones that let go.
   const bool switched = runs_anothers_iteration(failed, fs.matched.size(), signature, tried);
   for (const Let& l : let_go) {
     ShortCircuit& sc = *l.recording->short_circuit;

@@ -286,8 +286,8 @@ class RunSession {
   // because each of its iterations rewrote most of its graph nodes.
   bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
-  // Whether another recording than `tried` (resting, say) begins with the calls `failed` matched,
-  // its first `matched` ones, then one with signature `next`: the program ran that iteration.
+  // Whether a resting recording (not one of `tried`) begins with the calls `failed` matched, its
+  // first `matched` ones, then one with signature `next`: the program ran that iteration.
   bool runs_anothers_iteration(const Recording& failed, std::size_t matched, std::uint64_t next,
                                const std::vector<const Recording*>& tried) const;
   bool verifies_plain(const Recording& r) const;
