@@ -155,6 +155,11 @@ std::string preload_library_path() {
   return (exe.parent_path().parent_path() / "lib" / "libnimble.so").lexically_normal().string();
 }
 
+namespace {
+// The trace path the program is given for -o (and whose folder output_folder_problem makes).
+fs::path program_output_path(const std::string& output) { return fs::absolute(output).lexically_normal(); }
+}  // namespace
+
 std::vector<std::string> record_environment(const RecordOptions& options, const std::string& preload,
                                             const char* ld_preload) {
   std::string preload_list = preload;
@@ -164,7 +169,7 @@ std::vector<std::string> record_environment(const RecordOptions& options, const 
     env.push_back(settings::assignment(setting, value));
   };
   set(settings::mode, "record");
-  set(settings::output, fs::absolute(options.output).lexically_normal().string());
+  set(settings::output, program_output_path(options.output).string());
   set(settings::range_text, options.capture_range);
   set(settings::iteration, std::to_string(options.iteration));
   set(settings::dependencies, options.dependencies);
@@ -359,8 +364,11 @@ std::vector<OutputFile> output_files(const std::string& output) {
 // the program's trace writer could only say it cannot write there after the whole run. Empty when
 // it is fine, else what is wrong.
 std::string output_folder_problem(const std::string& output) {
-  const fs::path folder = fs::path(output).parent_path();
-  if (folder.empty()) return "";
+  const fs::path folder = program_output_path(output).parent_path();
+  const std::string text = folder.string();
+  if (text.find("%p") != std::string::npos || text.find("%r") != std::string::npos) {
+    return "-o " + output + ": %p and %r go in the file name, not in the folder";
+  }
   std::error_code error;
   fs::create_directories(folder, error);
   if (error) return "cannot make the folder " + folder.string() + " for -o: " + error.message();

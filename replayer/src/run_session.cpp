@@ -885,11 +885,11 @@ bool RunSession::one_round_decides(const IterationTimes& plain, const IterationT
 // never after one: a stretch of host noise as long as a block falls in one replayed block and not
 // in the plain one beside it (H200, one sweep: BERT 0.71x, gradient accumulation 0.78x and the
 // epochs program 0.73x, each in one round, each 1.15-1.56x at its next trial; the epochs program's
-// two misled trials rested its step for 128 iterations, 0.82x of plain for the process). A faster
-// ratio is clear after one round, as a large one is, only when neither phase's iterations spread
-// by more than half again: a program's own
-// slow stretch (ResNet-18 with AMP, H100: three steps of 31-48 ms among ones of 13-17 ms, in plain
-// runs too) that falls in a replayed block is not replay being slow; and only when each phase's
+// two misled trials rested its step for 128 iterations, 0.82x of plain for the process). Only a
+// large ratio (1.25x or more faster) is clear after one round, and only when neither phase's
+// iterations spread by more than half again: a program's own slow stretch (ResNet-18 with AMP,
+// H100: three steps of 31-48 ms among ones of 13-17 ms, in plain runs too) that falls in a
+// replayed block is not replay being slow; and only when each phase's
 // timed iterations add up to one_round_ms (short iterations: two rounds, then a check later). (No
 // timed iterations: one round, the least any verdict needs.)
 std::size_t RunSession::trial_wants(const IterationTimes& plain, const IterationTimes& replayed) const {
@@ -907,8 +907,9 @@ std::size_t RunSession::trial_wants(const IterationTimes& plain, const Iteration
 // Every timed replayed iteration faster than every plain one (or every one slower), on the side of
 // the minimum the medians are on. With three or more of each, chance alone orders them so at most
 // one time in twenty each way: as clear as a large ratio, so one round decides a faster replay (a
-// trial's plain blocks are iterations the program is not sped up) and two a slower one, however
-// close to the minimum (one round: see trial_wants). Not when one round cannot decide
+// trial's plain blocks are iterations the program is not sped up) and two rounds a slower one,
+// however close to the minimum (a slow stretch can fill one replayed block: see trial_wants). Not
+// when one round cannot decide
 // (one_round_decides): a wait of the program's own in a plain block (torch.compile reduce-overhead
 // on a shared H200: plain 0.8, 15.9 and 1.2 ms against replayed 0.7, 0.7 and 0.6) orders them so
 // without replay being faster, and one round kept a 0.96x replay for 1800 iterations. Fewer
@@ -1092,10 +1093,10 @@ std::size_t RunSession::iterations_replayed() const {
 
 namespace {
 
-// An earlier trial that timed nothing shows only as "not timed": why it ended, the reason it
-// rested the last time (its buffers moved, say), unless the exit line says it already.
+// The last earlier trial timed nothing and shows only as "not timed": why it ended, the reason of
+// the rest that followed it (its buffers moved, say), unless the exit line says it already.
 std::string rest_untimed_text(const Recording& r) {
-  const bool untimed = std::find(r.earlier_trials.begin(), r.earlier_trials.end(), 0.0) != r.earlier_trials.end();
+  const bool untimed = !r.earlier_trials.empty() && r.earlier_trials.back() == 0.0;
   if (!untimed || r.last_rested_because.empty() || r.state == RecordingState::Resting || r.state == RecordingState::Dropped) {
     return "";
   }

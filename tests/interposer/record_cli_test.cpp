@@ -63,6 +63,21 @@ TEST(RecordCommand, AFolderThatCannotBeMadeStopsBeforeTheProgramRuns) {
   }
 }
 
+TEST(RecordCommand, PlaceholdersInTheFolderOfTheTraceAreRefused) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "record", "-o", dir + "/%p/trace.json", "--", "true"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("%p and %r go in the file name, not in the folder"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/%p"));
+}
+
+TEST(RecordCommand, TheFolderMadeIsTheOneThePathNamesOnceNormalised) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "record", "-o", dir + "/a/../b/trace.json", "--", "true"});
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/b")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a")) << r.output;
+}
+
 TEST(RecordCommand, AutoRangeOption) {
   const std::string out = temp_dir() + "/trace.json";
   const RunResult r = run_with_env(fake_driver_env(), {NIMBLE_TEST_CLI, "record", "-o", out, "--capture-range", "auto",
