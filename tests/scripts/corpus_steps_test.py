@@ -44,13 +44,15 @@ class ThreadCensus(unittest.TestCase):
         import subprocess
         programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
         code = ("import ctypes, threading, time, corpus_common as c\n"
+                "spun = threading.Event()\n"
                 "def busy():\n"
                 "    ctypes.CDLL(None).prctl(15, b'helper-spin')\n"  # PR_SET_NAME
-                "    end = time.process_time() + 0.3\n"
-                "    while time.process_time() < end: pass\n"
-                "    time.sleep(5)\n"
+                "    end = time.thread_time() + 0.3\n"
+                "    while time.thread_time() < end: pass\n"
+                "    spun.set()\n"
+                "    time.sleep(60)\n"  # alive at exit, so /proc lists it
                 "threading.Thread(target=busy, daemon=True).start()\n"
-                "time.sleep(1.0)\n"
+                "spun.wait()\n"
                 "c.mark_loop_start()\n"
                 "c.step_done(0, 1.0)\n")
         out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS="1"),
