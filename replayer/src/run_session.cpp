@@ -12,6 +12,34 @@ namespace nimble::replayer {
 
 using namespace session_parts;
 
+namespace {
+
+// A recording replaying now whose iteration a call with this signature could begin.
+// (A side exit's recording begins only where its parent leaves: RunSession::exited.)
+bool could_begin(const Recording& r, std::uint64_t signature) {
+  return replays(r) && !r.exit_of && r.first_signature == signature;
+}
+
+// Fall-backs and false starts, but not the false starts another recording took over (a training
+// step that begins like the eval step: a switch, not a failure).
+std::size_t failures(const Recording& r) {
+  const ShortCircuitSummary& s = r.short_circuit->summary();
+  const std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over) + s.fallbacks_total;
+  return n - std::min(n, r.fallbacks_to_side_exits);  // (a side exit taken is the program's way, not a failure)
+}
+
+// The last earlier trial timed nothing and shows only as "not timed": why it ended, the reason of
+// the rest that followed it (its buffers moved, say), unless the exit line says it already.
+std::string rest_untimed_text(const Recording& r) {
+  const bool untimed = !r.earlier_trials.empty() && r.earlier_trials.back() == 0.0;
+  if (!untimed || r.last_rested_because.empty() || r.state == RecordingState::Resting || r.state == RecordingState::Dropped) {
+    return "";
+  }
+  return "it rested last because " + r.last_rested_because;
+}
+
+}  // namespace
+
 const char* state_name(RecordingState state) {
   switch (state) {
     case RecordingState::Trial: return "trial";
@@ -806,7 +834,6 @@ std::size_t RunSession::iterations_replayed() const {
   for (const auto& r : recordings_) n += r->short_circuit->summary().iterations_replayed;
   return n;
 }
-
 
 std::string RunSession::summary_text() const {
   std::ostringstream out;

@@ -2,6 +2,7 @@
 // against the program's own, block by block, and kept, rested or dropped on what they measured.
 // Also --compare's timing, and the rechecks of a recording kept by an unclear trial.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "nimble/replayer/run_session.hpp"
@@ -10,6 +11,30 @@
 namespace nimble::replayer {
 
 using namespace session_parts;
+
+namespace {
+
+// `first` iterations, 8x longer after each of `earlier` times, at most 2^30 (rests and checks;
+// NIMBLE_RUN_TRIALS goes to 100).
+std::size_t eightfold(std::size_t first, std::size_t earlier) {
+  constexpr std::size_t kLongest = std::size_t{1} << 30;
+  std::size_t n = std::min(first, kLongest);
+  for (std::size_t i = 0; i < earlier; ++i) n = std::min(n * 8, kLongest);
+  return n;
+}
+
+// The execs r's executor has made and the node parameters it has written, so far.
+IterationWork executor_totals(const Recording& r) {
+  return r.executor ? IterationWork{r.executor->execs_made(), r.executor->node_writes()} : IterationWork{};
+}
+
+std::string speed_text(double plain_ms, double replayed_ms) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%.3f ms plain, %.3f ms replayed: %.2fx", plain_ms, replayed_ms, plain_ms / replayed_ms);
+  return text;
+}
+
+}  // namespace
 
 // A program whose buffers sit elsewhere in every iteration (HF generate on the H100: its KV cache
 // grows, so 2184 of a call's 2659 nodes were rewritten each time, at 1.1 us a write, among 183

@@ -189,14 +189,15 @@ def main():
                 d = corpus_line(out) or {}
                 tail, best = tail_and_best(d.get("step_ms") or [])
                 steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
+                threads = d.get("threads") or {}  # corpus_common's thread census
                 replayed = steady.get("steps_replayed", 0)
                 row = {"program": name, "mode": mode, "pair": k, "config": config if group.index(config) == i else "plain2",
                        "exit": code, "seconds": round(secs, 1), "steps": len(d.get("step_ms") or []),
                        "steps_replayed": replayed, "steady_steps": steady.get("steady_steps", ""),
                        "steady_replayed": steady.get("steady_replayed", ""), "digest": d.get("digest", ""),
                        "tail_ms": tail and round(tail, 4), "best_ms": best and round(best, 4),
-                       "process_cpu_s": (d.get("threads") or {}).get("process_cpu_s", ""),
-                       "threads_cpu_s": json.dumps((d.get("threads") or {}).get("cpu_s", {})),
+                       "process_cpu_s": threads.get("process_cpu_s", ""),
+                       "threads_cpu_s": json.dumps(threads.get("cpu_s", {})),
                        "recordings": recording_states(run_summary(os.path.join(args.out, tags[i] + ".json")))}
                 prog_rows.append(row)
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
