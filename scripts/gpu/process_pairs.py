@@ -103,6 +103,36 @@ def fmt(values):
     return "%.3f (%s)" % (statistics.median(values), " ".join("%.2f" % v for v in values)) if values else ""
 
 
+def first_difference(a, b):
+    """The first step whose digests differ (a shorter list differs where it ends), or None."""
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    return first if first is not None or len(a) == len(b) else min(len(a), len(b))
+
+
+def identity(traces, mode):
+    """Are every process's results the first plain process's? traces: (config, per-step digests,
+    per-step replayed counts or None). In benchmark mode two plain processes differ (cuDNN times its
+    algorithms anew in each), so a process that differs only from a step before it replayed anything
+    differs the way plain processes do; a difference at or after a replayed step is nimble's to answer.
+    In any other mode every difference counts."""
+    reference = next((d for c, d, _ in traces if c == "plain"), None)
+    if not reference or any(not d for _, d, _ in traces):
+        return "**no** (a process printed no digests)"
+    unexplained = []
+    for config, digests, replayed in traces:
+        first = first_difference(reference, digests)
+        if first is None:
+            continue
+        first_replay = next((i for i, n in enumerate(replayed or []) if n), None)
+        if mode != "benchmark" or (first_replay is not None and first >= first_replay):
+            return "**no** (%s from step %d%s)" % (
+                config, first, "" if first_replay is None else "; replays began at step %d" % first_replay)
+        unexplained.append("%s from step %d" % (config, first))
+    if unexplained:
+        return "n/a: %s, before any replay (benchmark mode: plain processes differ too)" % ", ".join(unexplained)
+    return "yes"
+
+
 def steady_text(rows):
     """The nimble processes' share of the steady state replayed (corpus.steps_replayed: from the first
     two replayed steps in a row), all their steady steps together: "95% (219/230)"."""
@@ -178,7 +208,7 @@ def main():
             groups = [g + ["idle"] for g in groups] if not args.interleaved else groups + [["plain", "idle"]]
         if args.aa:
             groups.append(["plain", "plain"])
-        prog_rows = []
+        prog_rows, traces = [], []
         for k, group in enumerate(groups):
             tags = ["%s.%d.%s%s" % (name, k, c, "" if group.index(c) == i else "2") for i, c in enumerate(group)]
             if args.interleaved:
@@ -187,6 +217,7 @@ def main():
                 outs = [run(*command(c, t), os.path.join(args.out, t + ".log"), args.timeout) for c, t in zip(group, tags)]
             for i, (config, (out, code, secs)) in enumerate(zip(group, outs)):
                 d = corpus_line(out) or {}
+                traces.append((config if group.index(config) == i else "plain2", d.get("step_digests"), d.get("step_replayed")))
                 tail, best = tail_and_best(d.get("step_ms") or [])
                 steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
                 threads = d.get("threads") or {}  # corpus_common's thread census
@@ -203,9 +234,8 @@ def main():
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
                     name, k, row["config"], row["tail_ms"], row["best_ms"], replayed, code, row["recordings"]), flush=True)
         rows += prog_rows
-        digests = {r["digest"] for r in prog_rows if r["config"] in ("plain", "plain2", "run")}
         summary.append({"program": name, "mode": mode, "pairs": args.pairs,
-                        "identical": "yes" if len(digests) == 1 and "" not in digests else "**no**",
+                        "identical": identity(traces, mode),
                         "tail": fmt(ratios(prog_rows, "tail_ms", "plain", "run")),
                         "best": fmt(ratios(prog_rows, "best_ms", "plain", "run")),
                         "idle_tail": fmt(ratios(prog_rows, "tail_ms", "plain", "idle")),

@@ -54,6 +54,35 @@ class SteadyState(unittest.TestCase):
         self.assertEqual(process_pairs.steady_text([{"config": "run", "steady_steps": 0, "steady_replayed": 0}]), "")
 
 
+class Identity(unittest.TestCase):
+    PLAIN = ("plain", ["a", "b", "c", "d"], None)
+
+    def test_the_same_digests_are_identical(self):
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", ["a", "b", "c", "d"], [0, 1, 1, 1])], "deterministic"), "yes")
+
+    def test_a_difference_after_replay_began_is_nimbles(self):
+        run = ("run", ["a", "b", "x", "y"], [0, 1, 1, 1])
+        for mode in ("deterministic", "benchmark"):
+            self.assertEqual(process_pairs.identity([self.PLAIN, run], mode),
+                             "**no** (run from step 2; replays began at step 1)")
+
+    def test_before_any_replay_it_is_benchmark_modes_own(self):
+        run = ("run", ["a", "x", "y", "z"], [0, 0, 1, 1])
+        self.assertEqual(process_pairs.identity([self.PLAIN, run], "benchmark"),
+                         "n/a: run from step 1, before any replay (benchmark mode: plain processes differ too)")
+        self.assertEqual(process_pairs.identity([self.PLAIN, run], "deterministic"),
+                         "**no** (run from step 1; replays began at step 2)")
+
+    def test_plain_processes_that_differ_count_in_deterministic_mode(self):
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("plain2", ["a", "b", "c"], None)], "deterministic"),
+                         "**no** (plain2 from step 3)")
+        self.assertIn("n/a", process_pairs.identity([self.PLAIN, ("plain2", ["z"] * 4, None)], "benchmark"))
+
+    def test_a_process_without_digests_is_no(self):
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", None, None)], "deterministic"),
+                         "**no** (a process printed no digests)")
+
+
 class Interleaved(unittest.TestCase):
     def run_pair(self, steps_a, steps_b, turn=process_pairs.TURN):
         d = tempfile.mkdtemp()
