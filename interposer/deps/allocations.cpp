@@ -46,7 +46,7 @@ const AllocRecord* AllocationTable::find(std::uint64_t addr) const {
   return addr - it->second.addr < it->second.size ? &it->second : nullptr;
 }
 
-std::vector<MemAccess> AllocationTable::resolve_pointers(const std::uint8_t* args,
+std::vector<MemAccess> AllocationTable::resolve_pointers(const std::uint8_t* args, std::size_t size,
                                                          const std::vector<ParamLayout>& params,
                                                          std::vector<trace::PointerRecord>* pointers) const {
   std::vector<MemAccess> out;
@@ -57,7 +57,7 @@ std::vector<MemAccess> AllocationTable::resolve_pointers(const std::uint8_t* arg
   const std::uint64_t lowest = live_.begin()->first;
   const std::uint64_t highest_end = live_.rbegin()->first + live_.rbegin()->second.size;
   for (const ParamLayout& p : params) {
-    const std::uint64_t end = std::uint64_t{p.offset} + p.size;
+    const std::uint64_t end = std::min<std::uint64_t>(std::uint64_t{p.offset} + p.size, size);
     // Pointers are 8-byte aligned in the argument buffer, including inside struct arguments.
     for (std::uint64_t off = (std::uint64_t{p.offset} + 7) & ~std::uint64_t{7}; off + 8 <= end;
          off += 8) {

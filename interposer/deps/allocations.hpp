@@ -35,7 +35,7 @@ class AllocationTable {
   // The live allocation containing addr (interior pointers included), or nullptr. O(log n).
   const AllocRecord* find(std::uint64_t addr) const;
 
-  std::vector<MemAccess> resolve_pointers(const std::uint8_t* args,
+  std::vector<MemAccess> resolve_pointers(const std::uint8_t* args, std::size_t size,
                                           const std::vector<ParamLayout>& params,
                                           std::vector<trace::PointerRecord>* pointers) const;
 

@@ -284,11 +284,11 @@ trace::TaskId Engine::State::graph_launch(TaskEvent launch) {
   return launch_id;
 }
 
-std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args,
+std::vector<MemAccess> Engine::resolve_pointers(const std::uint8_t* args, std::size_t size,
                                                 const std::vector<ParamLayout>& params,
                                                 std::vector<trace::PointerRecord>* pointers) const {
   std::lock_guard lock(state_->mutex);
-  return state_->allocations.resolve_pointers(args, params, pointers);
+  return state_->allocations.resolve_pointers(args, size, params, pointers);
 }
 
 void Engine::set_stream_order_policy(StreamOrderPolicy policy) {

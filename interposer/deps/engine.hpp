@@ -147,8 +147,9 @@ class Engine {
   // Resolve pointers found in kernel argument bytes against tracked allocations.
   // Every 8-byte aligned word inside each parameter that lands in a live allocation yields an
   // access (whole allocation, ReadWrite: the extent and mode are unknown). `pointers` receives
-  // each hit: where it is in the arguments and where it points.
-  std::vector<MemAccess> resolve_pointers(const std::uint8_t* args,
+  // each hit: where it is in the arguments and where it points. Only the `size` bytes at `args`
+  // are read, whatever the layout claims.
+  std::vector<MemAccess> resolve_pointers(const std::uint8_t* args, std::size_t size,
                                           const std::vector<ParamLayout>& params,
                                           std::vector<trace::PointerRecord>* pointers) const;
 

@@ -111,7 +111,7 @@ void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::
     std::vector<deps::ParamLayout> layout = k.params;
     if (!k.params_known && !bytes->empty()) layout = {{0, static_cast<std::uint32_t>(bytes->size())}};
     for (const auto& p : layout) kernel.args.params.push_back({p.offset, p.size});
-    event.accesses = engine().resolve_pointers(bytes->data(), layout, &kernel.args.pointers);
+    event.accesses = engine().resolve_pointers(bytes->data(), bytes->size(), layout, &kernel.args.pointers);
     for (auto& a : tensor_map_accesses(*bytes, layout)) event.accesses.push_back(a);
     for (auto& a : global_accesses(k)) event.accesses.push_back(a);
   }

@@ -53,11 +53,22 @@ KernelOp kernel_op(const trace::KernelRecord& recorded, const std::string& where
     if (replayable_attribute(a.id)) k.attributes.push_back({a.id, a.value});
   }
   k.args = recorded.args.bytes;
+  // Every reader of the layout (the launch's kernelParams, the call check) reads inside the bytes.
+  const auto outside = [&](std::uint64_t end, const std::string& what) {
+    if (end > k.args.size()) {
+      throw FieldError(where + ": " + what + " ends at byte " + std::to_string(end) + " but args.bytes holds " +
+                       std::to_string(k.args.size()) + " bytes");
+    }
+  };
   for (const trace::ParamSlot& p : recorded.args.params) {
+    outside(std::uint64_t{p.offset} + p.size, "a parameter");
     k.param_offsets.push_back(p.offset);
     k.param_sizes.push_back(p.size);
   }
-  for (const trace::PointerRecord& p : recorded.args.pointers) k.pointer_offsets.push_back(p.offset);
+  for (const trace::PointerRecord& p : recorded.args.pointers) {
+    outside(std::uint64_t{p.offset} + 8, "a pointer");
+    k.pointer_offsets.push_back(p.offset);
+  }
   return k;
 }
 

@@ -22,7 +22,7 @@ class Pointers : public ::testing::Test {
   }
   std::vector<MemAccess> resolve(const std::vector<ParamLayout>& params) {
     trace::ArgsRecord recorded;  // the hits as the trace writes them
-    auto accesses = engine.resolve_pointers(args.data(), params, &recorded.pointers);
+    auto accesses = engine.resolve_pointers(args.data(), args.size(), params, &recorded.pointers);
     pointers = trace::to_json(recorded).value("pointers", trace::json::array());
     return accesses;
   }
@@ -123,8 +123,17 @@ TEST_F(Pointers, OverlappingAllocationReplacesAStaleOne) {
   EXPECT_EQ(pointers[0].at("alloc"), 2);
 }
 
+TEST_F(Pointers, AParameterLongerThanTheBytesIsReadOnlyAsFarAsTheyGo) {
+  put<std::uint64_t>(0, kA);
+  put<std::uint64_t>(8, kB);
+  // The layout says 4 KB; only the first 8 bytes are there: the word at 8 is not read.
+  auto acc = engine.resolve_pointers(args.data(), 8, {{0, 4096}}, nullptr);
+  ASSERT_EQ(acc.size(), 1u);
+  EXPECT_EQ(acc[0].addr, kA);
+}
+
 TEST_F(Pointers, NullArgumentsResolveNothing) {
-  EXPECT_TRUE(engine.resolve_pointers(nullptr, {{0, 8}}, nullptr).empty());
+  EXPECT_TRUE(engine.resolve_pointers(nullptr, 0, {{0, 8}}, nullptr).empty());
 }
 
 TEST_F(Pointers, ResolvedAccessesDriveDependencies) {

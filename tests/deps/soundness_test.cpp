@@ -274,7 +274,7 @@ std::string check_program(std::uint64_t seed, StreamOrderPolicy policy, const Pr
           // A pointer argument: the engine resolves it; the model takes the whole allocation.
           const Alloc& a = allocs[pick(allocs.size())];
           const std::uint64_t words[2] = {7, a.base + pick(a.size)};
-          auto resolved = engine.resolve_pointers(reinterpret_cast<const std::uint8_t*>(words),
+          auto resolved = engine.resolve_pointers(reinterpret_cast<const std::uint8_t*>(words), sizeof words,
                                                   {{0, 4}, {8, 8}}, nullptr);
           if (resolved.size() != 1 || resolved[0].addr != a.base || resolved[0].size != a.size) {
             return "pointer resolution disagrees with the allocation table\n" + log.str();

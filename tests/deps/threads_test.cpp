@@ -87,7 +87,7 @@ TEST(Threads, ResolveWhileAllocating) {
   std::uint64_t resolved = 0;
   for (int i = 0; i < 2000; ++i) {
     std::uint64_t words[2] = {0x100000 + (i % 2000) * 0x100ull + 8, 42};
-    auto acc = engine.resolve_pointers(reinterpret_cast<const std::uint8_t*>(words),
+    auto acc = engine.resolve_pointers(reinterpret_cast<const std::uint8_t*>(words), sizeof words,
                                        {{0, 8}, {8, 8}}, nullptr);
     ASSERT_LE(acc.size(), 1u);
     if (!acc.empty()) {

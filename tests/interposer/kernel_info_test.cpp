@@ -1,6 +1,7 @@
 // Kernel names and argument bytes, without a driver.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernel_info.hpp"
@@ -50,6 +51,24 @@ TEST(GatherArguments, ExtraBufferIsTakenAsIs) {
   std::uint64_t p = 0;
   std::memcpy(&p, bytes->data(), 8);
   EXPECT_EQ(p, 0xabcdefu);
+}
+
+// NCCL's kernels declare one 4 KB argument (ncclDevKernelArgsStorage<4096>) and launch with an
+// `extra` buffer of the bytes they use (512 seen on an H200). The bytes reach the layout's end,
+// the tail zero, so no reader of the layout runs past them.
+TEST(GatherArguments, AnExtraBufferShorterThanTheLayoutIsPaddedToItsEnd) {
+  const KernelInfo k = layout({{0, 4096}});
+  std::vector<std::uint8_t> used(512, 0xab);
+  size_t size = used.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, used.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   CU_LAUNCH_PARAM_END};
+  const auto bytes = gather_arguments(k, nullptr, extra);
+  ASSERT_TRUE(bytes);
+  ASSERT_EQ(bytes->size(), 4096u);
+  EXPECT_TRUE(std::equal(used.begin(), used.end(), bytes->begin()));
+  EXPECT_TRUE(std::all_of(bytes->begin() + 512, bytes->end(), [](std::uint8_t b) { return b == 0; }));
+  // Without a layout the buffer is all there is.
+  EXPECT_EQ(gather_arguments(KernelInfo{}, nullptr, extra)->size(), 512u);
 }
 
 TEST(GatherArguments, UnknownLayoutIsReportedNotGuessed) {

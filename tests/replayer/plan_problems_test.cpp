@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/io.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "test_util.hpp"
 
 namespace nimble::replayer {
@@ -101,6 +103,22 @@ TEST(PlanProblems, UnknownKernelArguments) {
   ASSERT_EQ(p.size(), 2u);
   EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](auto& s) { return contains(s, "args.known is false"); })) << p[0];
   EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](auto& s) { return contains(s, "mem: everything"); })) << p[0];
+}
+
+// A recording made in memory is planned without being validated first: a parameter or pointer past
+// the argument bytes (what an `extra` buffer shorter than the kernel's layout once gave) is refused,
+// never read or written past the bytes.
+TEST(PlanProblems, AParameterOrPointerPastTheArgumentBytesIsRefused) {
+  trace::Trace t = parse(document(kernel(0, "[]")));
+  auto record = std::make_shared<trace::KernelRecord>(trace::read_kernel(t.tasks[0]));
+  record->args.params = {{0, 4096}};
+  record->args.pointers = {{3264, 0, 0}};
+  t.tasks[0].kernel = record;
+  const auto p = problems_for(t, "task 0 (kernel)", 1);
+  EXPECT_TRUE(contains(p.at(0), "a parameter ends at byte 4096 but args.bytes holds 8 bytes")) << p.at(0);
+  record->args.params = {{0, 8}};
+  const auto q = problems_for(t, "task 0 (kernel)", 1);
+  EXPECT_TRUE(contains(q.at(0), "a pointer ends at byte 3272 but args.bytes holds 8 bytes")) << q.at(0);
 }
 
 TEST(PlanProblems, UnknownKernelArgumentsAlone) {

@@ -18,7 +18,8 @@
 namespace nimble::replayer {
 
 // From the `extra` buffer (CU_LAUNCH_PARAM_BUFFER_POINTER, its size from
-// CU_LAUNCH_PARAM_BUFFER_SIZE or else the layout's end), or by copying each kernelParams[i] to
+// CU_LAUNCH_PARAM_BUFFER_SIZE or else the layout's end; a shorter buffer than the layout is
+// padded with zeros to its end), or by copying each kernelParams[i] to
 // its offset in the layout. nullopt when neither is possible: no `extra` buffer and the layout
 // unknown (`layout_known` false), an `extra` buffer whose size neither it nor the layout gives,
 // or a parameter pointer missing.
@@ -42,7 +43,12 @@ inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std:
     if (buffer) {
       if (!size) return std::nullopt;
       const auto* bytes = static_cast<const std::uint8_t*>(buffer);
-      return std::vector<std::uint8_t>(bytes, bytes + *size);
+      std::vector<std::uint8_t> out(bytes, bytes + *size);
+      // NCCL declares a 4 KB argument and passes only the bytes it uses; the driver leaves the
+      // rest undefined. Zeros stand for it, so that every reader of the layout (pointer scans,
+      // replay's kernelParams) stays inside the bytes.
+      if (layout_known && out.size() < end) out.resize(end, 0);
+      return out;
     }
   }
   if (!layout_known) return std::nullopt;
