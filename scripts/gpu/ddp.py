@@ -8,12 +8,14 @@ Runs tests/programs/ddp_train.py under torchrun plainly, then unchanged under
 `nimble run -o DIR/MODEL.json -- torchrun ...` (each rank writes MODEL.rankR.json and its
 summary MODEL.rankR.run.json). NVLink multicast stays off (NCCL_NVLS_ENABLE=0 and the others of
 the device's KINDS.md). A run that does not end within --timeout seconds counts as a hang.
+Every trace a rank wrote must pass `nimble check`, and nimble run must exit as the plain run did.
 Writes DIR/ddp.md and DIR/ddp.csv; logs beside them.
 """
 import argparse
 import csv
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +38,21 @@ def corpus_lines(text):
             continue
         out[d.get("rank", 0)] = d
     return out
+
+
+def traces_of(trace, rank, gpus):
+    """The recordings a rank wrote: MODEL.rankR.json, MODEL.rankR.2.json, ... (one rank alone: MODEL.json, ...)."""
+    stem = trace[:-5] + (".rank%d" % rank if gpus > 1 else "")
+    folder = os.path.dirname(trace)
+    name = os.path.basename(stem)
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder)
+                  if f.startswith(name + ".") and f.endswith(".json") and not f.endswith(".run.json")
+                  and (f == name + ".json" or f[len(name) + 1:-5].isdigit()))
+
+
+def check(nimble, path):
+    """`nimble check`: is the trace file valid?"""
+    return subprocess.run([nimble, "check", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
 def main():
@@ -75,6 +92,7 @@ def main():
                 except (OSError, ValueError):
                     continue
             recs = summary.get("recordings", [])
+            traces = traces_of(trace, rank, args.gpus)
             trial = max((r.get("trial_speedup") or 0 for r in recs), default=0)
             row = {"model": model, "rank": rank, "gpus": args.gpus, "plain_exit": plain_code, "nimble_exit": nim_code,
                    "hang": "timeout" in (plain_code, nim_code),
@@ -84,12 +102,13 @@ def main():
                    "collectives_in_place": summary.get("collectives_run_in_place", 0),
                    "in_process": round(trial, 3) if trial else "",
                    "plain_ms": round(p["tail_ms"], 3) if p else "", "nimble_ms": round(n["tail_ms"], 3) if n else "",
+                   "traces_valid": bool(traces) and all(check(nimble, t) for t in traces),
                    "why": summary.get("nothing_replayed_because", "")[:200]}
             if p and n and n["tail_ms"] > 0:
                 row["process_ratio"] = round(p["tail_ms"] / n["tail_ms"], 3)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    fields = ["model", "rank", "gpus", "losses_identical", "weights_identical", "hang", "replayed", "steps",
+    fields = ["model", "rank", "gpus", "losses_identical", "weights_identical", "hang", "traces_valid", "replayed", "steps",
               "collectives_in_place", "in_process", "process_ratio", "plain_ms", "nimble_ms", "plain_exit",
               "nimble_exit", "why"]
     with open(os.path.join(args.out, "ddp.csv"), "w", newline="") as f:
@@ -101,7 +120,9 @@ def main():
         for r in rows:
             f.write("| " + " | ".join(str(r.get(k, "")) for k in fields) + " |\n")
     print("wrote " + os.path.join(args.out, "ddp.md"))
-    bad = [r for r in rows if not (r["losses_identical"] and r["weights_identical"]) or r["hang"]]
+    # A nimble run that exits otherwise than plain (an invalid trace, a crashed rank) fails too.
+    bad = [r for r in rows if not (r["losses_identical"] and r["weights_identical"]) or r["hang"]
+           or r["nimble_exit"] != r["plain_exit"] or not r["traces_valid"]]
     sys.exit(1 if bad else 0)
 
 

@@ -7,6 +7,9 @@
 #   3  benchmark mode on the other 8 programs                                   (~300 s)
 #   4  generate at 160 calls: two pairs under nimble run, two idle, one A/A      (~330 s)
 #      (docs/benchmarks/generate-h200-nov28: one pair resolves about 3%)
+#   5  DDP under torchrun across two GPUs (the nvidia-h200-x2 kind), resnet18 and resnet50, twice:
+#      identical ranks, valid traces, nimble run's exit status plain's  (~170 s)
+#      (docs/benchmarks/sweep-h200-nov28c)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -14,7 +17,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -49,9 +52,18 @@ case $part in
     pairs generate-run 150 --pairs 2 --turn 2 gpt2_generate:640
     pairs generate-idle 220 --pairs 2 --turn 2 --run idle --aa gpt2_generate:640
     ;;
+  5)
+    # KINDS.md: NVLink multicast stays off on the shared multi-GPU hosts (ddp.py sets it for its runs too).
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    for run in a b; do
+      timeout 250 python3 ddp.py --out "$out/5-ddp-$run" --gpus 2 --models resnet18,resnet50 --steps 200 \
+        --timeout 120 > "$out/5-ddp-$run.txt" 2>&1
+      echo "ddp.py exit $?"; cat "$out/5-ddp-$run/ddp.md"
+    done
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1, 2, 3 or 4)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4 or 5)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/*.run.run.json ./*/*.log
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log

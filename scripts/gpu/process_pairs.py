@@ -111,15 +111,20 @@ def first_difference(a, b):
 
 def identity(traces, mode):
     """Are every process's results the first plain process's? traces: (config, per-step digests,
-    per-step replayed counts or None). In benchmark mode two plain processes differ (cuDNN times its
+    per-step replayed counts or None, exit status). An exit status other than plain's is a different
+    result whatever the digests say. In benchmark mode two plain processes differ (cuDNN times its
     algorithms anew in each), so a process that differs only from a step before it replayed anything
     differs the way plain processes do; a difference at or after a replayed step is nimble's to answer.
     In any other mode every difference counts."""
-    reference = next((d for c, d, _ in traces if c == "plain"), None)
-    if not reference or any(not d for _, d, _ in traces):
+    reference = next((d for c, d, _, _ in traces if c == "plain"), None)
+    plain_exit = next((e for c, _, _, e in traces if c == "plain"), None)
+    for config, _, _, code in traces:
+        if code != plain_exit:
+            return "**no** (%s exited %s, plain %s)" % (config, code, plain_exit)
+    if not reference or any(not d for _, d, _, _ in traces):
         return "**no** (a process printed no digests)"
     unexplained = []
-    for config, digests, replayed in traces:
+    for config, digests, replayed, _ in traces:
         first = first_difference(reference, digests)
         if first is None:
             continue
@@ -217,7 +222,7 @@ def main():
                 outs = [run(*command(c, t), os.path.join(args.out, t + ".log"), args.timeout) for c, t in zip(group, tags)]
             for i, (config, (out, code, secs)) in enumerate(zip(group, outs)):
                 d = corpus_line(out) or {}
-                traces.append((config if group.index(config) == i else "plain2", d.get("step_digests"), d.get("step_replayed")))
+                traces.append((config if group.index(config) == i else "plain2", d.get("step_digests"), d.get("step_replayed"), code))
                 tail, best = tail_and_best(d.get("step_ms") or [])
                 steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
                 threads = d.get("threads") or {}  # corpus_common's thread census

@@ -55,31 +55,37 @@ class SteadyState(unittest.TestCase):
 
 
 class Identity(unittest.TestCase):
-    PLAIN = ("plain", ["a", "b", "c", "d"], None)
+    PLAIN = ("plain", ["a", "b", "c", "d"], None, 0)
 
     def test_the_same_digests_are_identical(self):
-        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", ["a", "b", "c", "d"], [0, 1, 1, 1])], "deterministic"), "yes")
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", ["a", "b", "c", "d"], [0, 1, 1, 1], 0)], "deterministic"), "yes")
 
     def test_a_difference_after_replay_began_is_nimbles(self):
-        run = ("run", ["a", "b", "x", "y"], [0, 1, 1, 1])
+        run = ("run", ["a", "b", "x", "y"], [0, 1, 1, 1], 0)
         for mode in ("deterministic", "benchmark"):
             self.assertEqual(process_pairs.identity([self.PLAIN, run], mode),
                              "**no** (run from step 2; replays began at step 1)")
 
     def test_before_any_replay_it_is_benchmark_modes_own(self):
-        run = ("run", ["a", "x", "y", "z"], [0, 0, 1, 1])
+        run = ("run", ["a", "x", "y", "z"], [0, 0, 1, 1], 0)
         self.assertEqual(process_pairs.identity([self.PLAIN, run], "benchmark"),
                          "n/a: run from step 1, before any replay (benchmark mode: plain processes differ too)")
         self.assertEqual(process_pairs.identity([self.PLAIN, run], "deterministic"),
                          "**no** (run from step 1; replays began at step 2)")
 
     def test_plain_processes_that_differ_count_in_deterministic_mode(self):
-        self.assertEqual(process_pairs.identity([self.PLAIN, ("plain2", ["a", "b", "c"], None)], "deterministic"),
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("plain2", ["a", "b", "c"], None, 0)], "deterministic"),
                          "**no** (plain2 from step 3)")
-        self.assertIn("n/a", process_pairs.identity([self.PLAIN, ("plain2", ["z"] * 4, None)], "benchmark"))
+        self.assertIn("n/a", process_pairs.identity([self.PLAIN, ("plain2", ["z"] * 4, None, 0)], "benchmark"))
+
+    def test_an_exit_status_other_than_plains_is_no_whatever_the_digests(self):
+        run = ("run", ["a", "b", "c", "d"], [0, 1, 1, 1], 1)
+        self.assertEqual(process_pairs.identity([self.PLAIN, run], "deterministic"), "**no** (run exited 1, plain 0)")
+        self.assertEqual(process_pairs.identity([self.PLAIN, run[:3] + ("timeout",)], "benchmark"),
+                         "**no** (run exited timeout, plain 0)")
 
     def test_a_process_without_digests_is_no(self):
-        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", None, None)], "deterministic"),
+        self.assertEqual(process_pairs.identity([self.PLAIN, ("run", None, None, 0)], "deterministic"),
                          "**no** (a process printed no digests)")
 
 
