@@ -722,3 +722,14 @@ extern "C" __attribute__((visibility("default"))) unsigned long long nimble_run_
   std::lock_guard<std::mutex> lock(r->mu);
   return r->session->replayed_so_far();
 }
+
+// The segments of recorded work nimble run has launched so far (graphs, or the ops of one), every
+// recording's, an iteration that fell back part way included: whether any replayed work has reached
+// the GPU yet (process_pairs.py tells a result nimble may have changed from one it cannot have by it).
+extern "C" __attribute__((visibility("default"))) unsigned long long nimble_run_segments_launched() {
+  using namespace nimble::hooks;
+  RunState* r = run_state();
+  if (!r) return 0;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->session->segments_launched();
+}

@@ -829,6 +829,12 @@ std::size_t RunSession::replayed_so_far() const {
   return n;
 }
 
+std::size_t RunSession::segments_launched() const {
+  std::size_t n = 0;
+  for (const auto& r : recordings_) n += r->short_circuit->summary().segments_launched;
+  return n;
+}
+
 std::size_t RunSession::iterations_replayed() const {
   std::size_t n = 0;
   for (const auto& r : recordings_) n += r->short_circuit->summary().iterations_replayed;

@@ -55,6 +55,22 @@ def check(nimble, path):
     return subprocess.run([nimble, "check", path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
+FIELDS = ["model", "rank", "gpus", "losses_identical", "weights_identical", "hang", "traces", "traces_valid", "replayed",
+          "steps", "collectives_in_place", "in_process", "process_ratio", "plain_ms", "nimble_ms", "plain_exit",
+          "nimble_exit", "why"]
+
+
+def write_tables(out, rows):
+    with open(os.path.join(out, "ddp.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, "ddp.md"), "w") as f:
+        f.write("| " + " | ".join(FIELDS) + " |\n|" + " --- |" * len(FIELDS) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r.get(k, "")) for k in FIELDS) + " |\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.environ.get("OUT", "ddp-results"))
@@ -77,6 +93,9 @@ def main():
                os.path.join(PROGRAMS, "ddp_train.py"), model]
         plain_out, plain_code, _ = run(cmd, env, os.path.join(args.out, model + ".plain.log"), args.timeout)
         trace = os.path.join(args.out, model + ".json")
+        for rank in range(args.gpus):  # an earlier run's recordings are not this run's
+            for old in traces_of(trace, rank, args.gpus):
+                os.remove(old)
         nim_out, nim_code, _ = run([nimble, "run", "-o", trace, "--"] + cmd, env,
                                    os.path.join(args.out, model + ".nimble.log"), args.timeout)
         plain, nim = corpus_lines(plain_out), corpus_lines(nim_out)
@@ -102,23 +121,13 @@ def main():
                    "collectives_in_place": summary.get("collectives_run_in_place", 0),
                    "in_process": round(trial, 3) if trial else "",
                    "plain_ms": round(p["tail_ms"], 3) if p else "", "nimble_ms": round(n["tail_ms"], 3) if n else "",
-                   "traces_valid": bool(traces) and all(check(nimble, t) for t in traces),
+                   "traces": len(traces), "traces_valid": all(check(nimble, t) for t in traces),
                    "why": summary.get("nothing_replayed_because", "")[:200]}
             if p and n and n["tail_ms"] > 0:
                 row["process_ratio"] = round(p["tail_ms"] / n["tail_ms"], 3)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    fields = ["model", "rank", "gpus", "losses_identical", "weights_identical", "hang", "traces_valid", "replayed", "steps",
-              "collectives_in_place", "in_process", "process_ratio", "plain_ms", "nimble_ms", "plain_exit",
-              "nimble_exit", "why"]
-    with open(os.path.join(args.out, "ddp.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "ddp.md"), "w") as f:
-        f.write("| " + " | ".join(fields) + " |\n|" + " --- |" * len(fields) + "\n")
-        for r in rows:
-            f.write("| " + " | ".join(str(r.get(k, "")) for k in fields) + " |\n")
+        write_tables(args.out, rows)  # after each model: a run cut short keeps what it measured
     print("wrote " + os.path.join(args.out, "ddp.md"))
     # A nimble run that exits otherwise than plain (an invalid trace, a crashed rank) fails too.
     bad = [r for r in rows if not (r["losses_identical"] and r["weights_identical"]) or r["hang"]

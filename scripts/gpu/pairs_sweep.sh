@@ -55,9 +55,11 @@ case $part in
   5)
     # KINDS.md: NVLink multicast stays off on the shared multi-GPU hosts (ddp.py sets it for its runs too).
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+    # Each torchrun within 60 s (they take 15-40 s), so both runs end well inside the device's 600 s;
+    # ddp.py rewrites its tables after each model.
     for run in a b; do
-      timeout 250 python3 ddp.py --out "$out/5-ddp-$run" --gpus 2 --models resnet18,resnet50 --steps 200 \
-        --timeout 120 > "$out/5-ddp-$run.txt" 2>&1
+      timeout 270 python3 ddp.py --out "$out/5-ddp-$run" --gpus 2 --models resnet18,resnet50 --steps 200 \
+        --timeout 60 > "$out/5-ddp-$run.txt" 2>&1
       echo "ddp.py exit $?"; cat "$out/5-ddp-$run/ddp.md"
     done
     ;;

@@ -110,31 +110,41 @@ def first_difference(a, b):
 
 
 def identity(traces, mode):
-    """Are every process's results the first plain process's? traces: (config, per-step digests,
-    per-step replayed counts or None, exit status). An exit status other than plain's is a different
-    result whatever the digests say. In benchmark mode two plain processes differ (cuDNN times its
-    algorithms anew in each), so a process that differs only from a step before it replayed anything
-    differs the way plain processes do; a difference at or after a replayed step is nimble's to answer.
-    In any other mode every difference counts."""
-    reference = next((d for c, d, _, _ in traces if c == "plain"), None)
-    plain_exit = next((e for c, _, _, e in traces if c == "plain"), None)
-    for config, _, _, code in traces:
-        if code != plain_exit:
-            return "**no** (%s exited %s, plain %s)" % (config, code, plain_exit)
-    if not reference or any(not d for _, d, _, _ in traces):
-        return "**no** (a process printed no digests)"
+    """Are every process's results the first plain process's? Each trace: config ("plain", "plain2",
+    "run", "idle"), its CORPUS line (step_digests, final, step_replayed, step_segments) and its exit
+    status. An exit status other than plain's is a different result whatever the digests say. In
+    benchmark mode two plain processes differ (cuDNN times its algorithms anew in each), so a nimble
+    process that differs only from a step before any replayed work reached the GPU (step_segments:
+    partial iterations count; older builds: step_replayed) differs the way plain processes do; a
+    difference from then on is nimble's to answer. In any other mode every difference counts."""
+    plain = next((t for t in traces if t["config"] == "plain"), None)
+    if plain is None or plain["exit"] != 0 or not plain["line"].get("step_digests"):
+        return "unknown: the plain process %s" % ("is missing" if plain is None else
+                                                   "exited %s" % plain["exit"] if plain["exit"] != 0 else "printed no digests")
+    reference = plain["line"]
     unexplained = []
-    for config, digests, replayed, _ in traces:
-        first = first_difference(reference, digests)
+    for t in traces:
+        config, line = t["config"], t["line"]
+        if t["exit"] != plain["exit"]:
+            return "**no** (%s exited %s, plain %s)" % (config, t["exit"], plain["exit"])
+        digests = line.get("step_digests")
+        if not digests:
+            return "**no** (%s printed no digests)" % config
+        first = first_difference(reference["step_digests"], digests)
+        if first is None and line.get("final") != reference.get("final"):
+            first = len(digests)  # the final state differs: after the last step
         if first is None:
             continue
-        first_replay = next((i for i, n in enumerate(replayed or []) if n), None)
-        if mode != "benchmark" or (first_replay is not None and first >= first_replay):
+        counts = line.get("step_segments") or line.get("step_replayed")
+        if counts is None and config not in ("plain", "plain2"):
+            return "**no** (%s from step %d; it printed no replay counts)" % (config, first)
+        first_work = next((i for i, n in enumerate(counts or []) if n), None)
+        if mode != "benchmark" or (first_work is not None and first >= first_work):
             return "**no** (%s from step %d%s)" % (
-                config, first, "" if first_replay is None else "; replays began at step %d" % first_replay)
+                config, first, "" if first_work is None else "; replayed work from step %d" % first_work)
         unexplained.append("%s from step %d" % (config, first))
     if unexplained:
-        return "n/a: %s, before any replay (benchmark mode: plain processes differ too)" % ", ".join(unexplained)
+        return "n/a: %s, before any replayed work (benchmark mode: plain processes differ too)" % ", ".join(unexplained)
     return "yes"
 
 
@@ -222,7 +232,7 @@ def main():
                 outs = [run(*command(c, t), os.path.join(args.out, t + ".log"), args.timeout) for c, t in zip(group, tags)]
             for i, (config, (out, code, secs)) in enumerate(zip(group, outs)):
                 d = corpus_line(out) or {}
-                traces.append((config if group.index(config) == i else "plain2", d.get("step_digests"), d.get("step_replayed"), code))
+                traces.append({"config": config if group.index(config) == i else "plain2", "line": d, "exit": code})
                 tail, best = tail_and_best(d.get("step_ms") or [])
                 steady = steps_replayed(d.get("step_replayed")) or {}  # None: a plain process
                 threads = d.get("threads") or {}  # corpus_common's thread census

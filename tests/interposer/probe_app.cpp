@@ -523,9 +523,11 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
   // What a program can ask nimble run itself (-1: not preloaded).
   using Counter = unsigned long long (*)();
   const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
+  const auto segments = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_segments_launched"));
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
-  std::printf("kernels_run=%d graph_launches=%d steps=%d replayed_seen=%lld\n", fake_driver_count("cuLaunchKernel"),
-              fake_driver_count("cuGraphLaunch"), step, replayed ? static_cast<long long>(replayed()) : -1LL);
+  std::printf("kernels_run=%d graph_launches=%d steps=%d replayed_seen=%lld segments_seen=%lld\n",
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"), step,
+              replayed ? static_cast<long long>(replayed()) : -1LL, segments ? static_cast<long long>(segments()) : -1LL);
   return 0;
 }
 

@@ -604,6 +604,10 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   // end that is the summary's count. Preloaded without nimble run, it answers 0.
   EXPECT_EQ(counts(r.output).at("replayed_seen"), summary.value("iterations_replayed", -2)) << r.output;
   EXPECT_EQ(counts(plain_run("program").output).at("replayed_seen"), 0);
+  // And how many segments of recorded work reached the GPU: every recording's, as the summary says.
+  EXPECT_EQ(counts(r.output).at("segments_seen"), summary.value("segments_launched", -2)) << r.output;
+  EXPECT_GE(counts(r.output).at("segments_seen"), counts(r.output).at("replayed_seen")) << r.output;
+  EXPECT_EQ(counts(plain_run("program").output).at("segments_seen"), 0);
 }
 
 // An eval pass of four batches after each epoch's training steps, far shorter than the calls that

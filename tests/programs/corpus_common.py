@@ -6,7 +6,9 @@ like the `loss.item()` every script has), the step's wall time is kept. At exit 
 line `CORPUS {json}` with the digest over all steps, the per-step digests and the median step
 time of the steady steps, which scripts/gpu/corpus.py compares between a plain run and a run
 under `nimble run`. Under nimble run it also asks libnimble.so, after each step, how many iterations
-it has replayed (`nimble_run_iterations_replayed`), so the table can say which steps were replayed.
+it has replayed (`nimble_run_iterations_replayed`), so the table can say which steps were replayed,
+and how many segments of recorded work it has launched (`nimble_run_segments_launched`: the first
+step that had any, partial iterations included, is where nimble could first have changed a result).
 """
 import atexit
 import hashlib
@@ -33,6 +35,8 @@ _last = [None]
 _final = [None]
 _replayed = []          # per step: iterations nimble run replayed whole during it (under nimble run)
 _replayed_so_far = [0]
+_segments = []          # per step: segments of recorded work nimble run launched during it
+_segments_so_far = [0]
 
 
 class _Baton:
@@ -68,11 +72,11 @@ class _Baton:
 _baton = _Baton(BATON) if BATON else None
 
 
-def _nimble_counter():
-    """libnimble.so's count of iterations replayed so far, when it is preloaded (else None)."""
+def _nimble_counter(name="nimble_run_iterations_replayed"):
+    """One of libnimble.so's counters, when it is preloaded (else None)."""
     try:
         import ctypes
-        f = ctypes.CDLL(None).nimble_run_iterations_replayed
+        f = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
     f.restype = ctypes.c_ulonglong
@@ -80,6 +84,7 @@ def _nimble_counter():
 
 
 _counter = _nimble_counter()
+_segment_counter = _nimble_counter("nimble_run_segments_launched")
 
 
 def torch_setup():
@@ -132,6 +137,10 @@ def step_done(i, *results):
         n = _counter()
         _replayed.append(n - _replayed_so_far[0])
         _replayed_so_far[0] = n
+    if _segment_counter is not None:
+        n = _segment_counter()
+        _segments.append(n - _segments_so_far[0])
+        _segments_so_far[0] = n
     now = time.perf_counter()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
@@ -190,4 +199,5 @@ def _report():
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
                                   "step_ms": [round(t, 4) for t in _times],
                                   "step_replayed": _replayed if _counter is not None else None,
+                                  "step_segments": _segments if _segment_counter is not None else None,
                                   "threads": _threads()}), flush=True)

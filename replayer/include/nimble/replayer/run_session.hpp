@@ -246,6 +246,9 @@ class RunSession {
   const RunOptions& options() const { return options_; }
   std::size_t iterations_replayed() const;
   std::size_t replayed_so_far() const;  // ShortCircuit::replayed_so_far over every recording
+  // Segments with work launched so far, over every recording: replayed work on the GPU, an iteration
+  // that fell back part way included.
+  std::size_t segments_launched() const;
   std::string summary_text() const;
   // For a recording still on trial when the program ended (no --compare): why it never decided, in
   // one line (how many iterations each phase had timed, of how many it wanted); "" otherwise.
