@@ -93,7 +93,7 @@ trace::LaunchRecord launch_record(const KernelShape& l) {
 }  // namespace
 
 void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::uint8_t>>& bytes,
-                     deps::TaskEvent& event) {
+                     deps::TaskEvent& event, std::size_t passed) {
   const KernelInfo& k = kernel_info(l.f);
   trace::KernelRecord kernel;
   if (!k.name.empty()) kernel.name = k.name;
@@ -107,6 +107,7 @@ void describe_kernel(const KernelShape& l, const std::optional<std::vector<std::
     event.accesses.push_back({0, 0, deps::Access::ReadWrite, true});
   } else {
     kernel.args.bytes = *bytes;
+    if (passed < bytes->size()) kernel.args.passed_bytes = passed;
     // Without a layout (an `extra` buffer from an old driver) scan the whole buffer as one parameter.
     std::vector<deps::ParamLayout> layout = k.params;
     if (!k.params_known && !bytes->empty()) layout = {{0, static_cast<std::uint32_t>(bytes->size())}};
@@ -127,7 +128,9 @@ void describe_launch(const Launch& l, deps::TaskEvent& event) {
     shape.attrs = l.config->attrs;
     shape.num_attrs = l.config->numAttrs;
   }
-  describe_kernel(shape, gather_arguments(kernel_info(l.f), l.params, l.extra), event);
+  std::size_t passed = SIZE_MAX;  // all of them unless gather_arguments padded
+  const auto bytes = gather_arguments(kernel_info(l.f), l.params, l.extra, &passed);
+  describe_kernel(shape, bytes, event, passed);
 }
 
 // The launch as `nimble run` compares it with the recording; nullopt when its argument bytes

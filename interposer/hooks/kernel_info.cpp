@@ -129,8 +129,8 @@ std::string demangle(const char* mangled) {
 }
 
 std::optional<std::vector<std::uint8_t>> gather_arguments(const KernelInfo& info, void** params,
-                                                          void** extra) {
-  return replayer::kernel_argument_bytes(info.params, info.params_known, params, extra);
+                                                          void** extra, std::size_t* passed) {
+  return replayer::kernel_argument_bytes(info.params, info.params_known, params, extra, passed);
 }
 
 }  // namespace nimble::hooks

@@ -36,8 +36,9 @@ std::string demangle(const char* mangled);
 // The argument bytes as the kernel receives them: from the `extra` buffer
 // (CU_LAUNCH_PARAM_BUFFER_POINTER) or by copying each kernelParams[i] to its offset.
 // nullopt when neither is possible (layout unknown and no `extra` buffer).
+// `passed`: as replayer::kernel_argument_bytes.
 std::optional<std::vector<std::uint8_t>> gather_arguments(const KernelInfo& info, void** params,
-                                                          void** extra);
+                                                          void** extra, std::size_t* passed = nullptr);
 
 using trace::to_hex;  // bytes as "args.bytes" spells them
 using trace::hex_address;  // "0x7f12...", as trace files spell addresses

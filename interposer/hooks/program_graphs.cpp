@@ -25,6 +25,7 @@ struct KernelNode {
   KernelShape shape;
   std::vector<CUlaunchAttribute> attrs;  // the node's launch attributes nimble replays
   std::optional<std::vector<std::uint8_t>> args;
+  std::size_t args_passed = SIZE_MAX;  // gather_arguments' `passed` (SIZE_MAX: all)
 };
 
 struct GraphSnapshot;
@@ -72,7 +73,7 @@ KernelNode kernel_node(const CUDA_KERNEL_NODE_PARAMS& p) {
   k.shape.grid[0] = p.gridDimX, k.shape.grid[1] = p.gridDimY, k.shape.grid[2] = p.gridDimZ;
   k.shape.block[0] = p.blockDimX, k.shape.block[1] = p.blockDimY, k.shape.block[2] = p.blockDimZ;
   k.shape.shared_mem = p.sharedMemBytes;
-  if (k.shape.f) k.args = gather_arguments(kernel_info(k.shape.f), p.kernelParams, p.extra);
+  if (k.shape.f) k.args = gather_arguments(kernel_info(k.shape.f), p.kernelParams, p.extra, &k.args_passed);
   return k;
 }
 
@@ -345,7 +346,7 @@ class Flattener {
         KernelShape shape = n.kernel.shape;
         shape.attrs = n.kernel.attrs.data();
         shape.num_attrs = static_cast<unsigned>(n.kernel.attrs.size());
-        describe_kernel(shape, n.kernel.args, t);
+        describe_kernel(shape, n.kernel.args, t, n.kernel.args_passed);
         break;
       }
       case CU_GRAPH_NODE_TYPE_MEMSET:

@@ -23,9 +23,10 @@ struct KernelShape {
 };
 
 // `bytes`: the argument bytes as the kernel receives them; nullopt when they cannot be read
-// (the task then touches all memory).
+// (the task then touches all memory). `passed`: the bytes the program passed, when fewer (the rest
+// padding, recorded as args.passed_bytes).
 void describe_kernel(const KernelShape& k, const std::optional<std::vector<std::uint8_t>>& bytes,
-                     deps::TaskEvent& event);
+                     deps::TaskEvent& event, std::size_t passed = SIZE_MAX);
 
 void describe_copy_3d(const CUDA_MEMCPY3D& copy, deps::TaskEvent& event);
 

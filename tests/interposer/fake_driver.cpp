@@ -40,7 +40,9 @@ struct FakeKernel {
 FakeKernel g_scale{"_Z5scalePKfPfi", {{0, 8}, {8, 8}, {16, 4}}};
 FakeKernel g_fill{"_Z4fillPfi", {{0, 8}, {8, 4}}};
 FakeKernel g_noargs{"noargs_kernel", {}};
-FakeKernel g_collective{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", {{0, 8}}};  // as NCCL names its kernels
+// As NCCL names its kernels, and as NCCL declares their one argument: 4 KB of storage, of which a
+// launch passes (an `extra` buffer) only the bytes it uses.
+FakeKernel g_collective{"ncclDevKernel_AllReduce_Sum_f32_RING_LL", {{0, 4096}}};
 
 }  // namespace
 

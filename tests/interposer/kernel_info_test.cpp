@@ -62,9 +62,11 @@ TEST(GatherArguments, AnExtraBufferShorterThanTheLayoutIsPaddedToItsEnd) {
   size_t size = used.size();
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, used.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                    CU_LAUNCH_PARAM_END};
-  const auto bytes = gather_arguments(k, nullptr, extra);
+  std::size_t passed = 0;
+  const auto bytes = gather_arguments(k, nullptr, extra, &passed);
   ASSERT_TRUE(bytes);
   ASSERT_EQ(bytes->size(), 4096u);
+  EXPECT_EQ(passed, 512u);  // recorded as args.passed_bytes
   EXPECT_TRUE(std::equal(used.begin(), used.end(), bytes->begin()));
   EXPECT_TRUE(std::all_of(bytes->begin() + 512, bytes->end(), [](std::uint8_t b) { return b == 0; }));
   // Without a layout the buffer is all there is.

@@ -421,8 +421,12 @@ int loop_streams(int iterations, bool per_thread, bool collective = false) {
     int m = 7 + i;
     void* fill_args[] = {&b, &m};
     cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, s2, fill_args, nullptr);
-    void* reduce_args[] = {&b};
-    if (collective) cuLaunchKernel(reduce, 1, 1, 1, 64, 1, 1, 0, s2, reduce_args, nullptr);
+    // NCCL's way: an `extra` buffer of the 16 bytes used, under a declared 4 KB argument.
+    struct { CUdeviceptr data; std::uint64_t count; } used{b, 256};
+    std::size_t used_size = sizeof used;
+    void* reduce_extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &used, CU_LAUNCH_PARAM_BUFFER_SIZE, &used_size,
+                            CU_LAUNCH_PARAM_END};
+    if (collective) cuLaunchKernel(reduce, 1, 1, 1, 64, 1, 1, 0, s2, nullptr, reduce_extra);
     cuMemsetD32Async(a, static_cast<unsigned>(i), 16, s2);
     cuEventRecord(on_s2, s2);
     cuStreamWaitEvent(s1, on_s2, 0);

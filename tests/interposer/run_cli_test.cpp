@@ -3,6 +3,7 @@
 // driver (launches as work, as captured graph nodes, graph launches).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nimble/trace/io.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "test_support.hpp"
 
 namespace nimble::test {
@@ -306,6 +308,21 @@ TEST(RunCommand, CollectivesAreAlwaysTheProgramsOwnCallsBetweenGraphs) {
   // s1; s2's fill; (the collective, by the program); s2's memset; s1: four graphs per iteration.
   EXPECT_EQ(c.at("graph_launches"), 24) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("loop-collective").output)) << r.output;
+  // The collective passed 16 bytes under its 4 KB argument (as NCCL does): the trace holds the 4 KB,
+  // zeros after the 16, says so, and is valid; only the pointer in the 16 bytes was found.
+  const trace::LoadResult loaded = trace::load_trace(dir + "/c.json");
+  ASSERT_TRUE(loaded.trace) << loaded.diagnostics.format(dir + "/c.json");
+  const trace::Task* collective = nullptr;
+  for (const trace::Task& t : loaded.trace->tasks) {
+    if (t.kind == "kernel" && trace::read_kernel(t).name.value_or("").rfind("ncclDevKernel", 0) == 0) collective = &t;
+  }
+  ASSERT_TRUE(collective) << r.output;
+  const trace::KernelRecord k = trace::read_kernel(*collective);
+  EXPECT_EQ(k.args.bytes.size(), 4096u);
+  EXPECT_EQ(k.args.passed_bytes, std::optional<std::uint64_t>(16));
+  EXPECT_TRUE(std::all_of(k.args.bytes.begin() + 16, k.args.bytes.end(), [](std::uint8_t b) { return b == 0; }));
+  ASSERT_EQ(k.args.pointers.size(), 1u);
+  EXPECT_EQ(k.args.pointers[0].offset, 0u);
 }
 
 // The no-deadlock rule with two ranks that do different things: rank 0 replays its iterations

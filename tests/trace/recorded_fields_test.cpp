@@ -63,6 +63,14 @@ TEST(RecordedFields, ArgumentBuffer) {
   EXPECT_NE(find(d, Severity::Error, "needs \"bytes\"", 1, "args.bytes"), nullptr) << dump(d);
   d = check({{"args", {{"known", false}}}});
   EXPECT_TRUE(d.items.empty()) << "unreadable arguments are allowed\n" << dump(d);
+  // The bytes the program passed, when fewer: never more than there are.
+  d = check({{"args", {{"bytes", "00000000"}, {"params", {{{"offset", 0}, {"size", 4}}}}, {"passed_bytes", 2}}}});
+  EXPECT_TRUE(d.items.empty()) << dump(d);
+  d = check({{"args", {{"bytes", "00000000"}, {"passed_bytes", 5}}}});
+  EXPECT_NE(find(d, Severity::Error, "\"args.passed_bytes\" is 5 but \"args.bytes\" holds 4 bytes", 1, "args.passed_bytes"),
+            nullptr) << dump(d);
+  d = check({{"args", {{"bytes", "00000000"}, {"passed_bytes", "2"}}}});
+  EXPECT_NE(find(d, Severity::Error, "", 1, "args.passed_bytes"), nullptr) << dump(d);
 }
 
 TEST(RecordedFields, PointersMustResolveAndAgreeWithTheBytes) {

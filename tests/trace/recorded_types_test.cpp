@@ -156,6 +156,18 @@ TEST(RecordedTypes, UnreadableArgumentsAreWrittenAsUnknown) {
   EXPECT_EQ(to_json(none).dump(), R"j({"bytes":"","params":[]})j");
 }
 
+TEST(RecordedTypes, BytesTheProgramPassedWhenFewerRoundTrip) {
+  ArgsRecord a;  // NCCL's way: a 4-byte argument of which the program passed 2
+  a.bytes = {7, 9, 0, 0};
+  a.params = {{0, 4}};
+  a.passed_bytes = 2;
+  EXPECT_EQ(to_json(a).dump(), R"j({"bytes":"07090000","params":[{"offset":0,"size":4}],"passed_bytes":2})j");
+  EXPECT_EQ(args_from_json(to_json(a)).passed_bytes, std::optional<std::uint64_t>(2));
+  EXPECT_FALSE(args_from_json(json::parse(R"j({"bytes": "00"})j")).passed_bytes);
+  EXPECT_EQ(error_of([] { args_from_json(json::parse(R"j({"bytes": "0000", "passed_bytes": 3})j")); }),
+            "field \"args.passed_bytes\": must be at most 2, got 3");
+}
+
 TEST(RecordedTypes, CopiesMemsetsAndAccessesRoundTrip) {
   CopyRecord c{"DtoH", 0x7f00, 0x5500, 4096, CopyShape{64, 64, std::nullopt, 128, 64}, 0, {}};
   EXPECT_EQ(to_json(c).dump(),

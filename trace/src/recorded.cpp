@@ -232,6 +232,7 @@ json to_json(const ArgsRecord& a) {
     }
     args["pointers"] = std::move(pointers);
   }
+  if (a.passed_bytes) args["passed_bytes"] = *a.passed_bytes;
   return args;
 }
 
@@ -366,6 +367,9 @@ ArgsRecord args_from_json(const json& args) {
       if (const json* off = optional_member(p, "alloc_offset")) r.alloc_offset = unsigned_value(*off, at + ".alloc_offset");
       a.pointers.push_back(r);
     }
+  }
+  if (optional_member(args, "passed_bytes")) {
+    a.passed_bytes = unsigned_member(args, "passed_bytes", "args", a.bytes.size());
   }
   return a;
 }

@@ -66,7 +66,7 @@ void check_launch(const FieldChecker& c, const json& launch) {
 }
 
 void check_args(const FieldChecker& c, const json& args, const RecordedContext& context) {
-  if (!c.object(args, "args", kError, "{\"bytes\", \"params\", \"pointers\"}")) return;
+  if (!c.object(args, "args", kError, "{\"bytes\", \"params\", \"pointers\", \"passed_bytes\"}")) return;
   if (args.contains("known") && c.boolean(args["known"], "args.known", kError) && !args["known"].get<bool>()) {
     return;  // the recorder could not read the arguments
   }
@@ -98,6 +98,14 @@ void check_args(const FieldChecker& c, const json& args, const RecordedContext& 
       const auto offset = c.member_integer(params[k], "offset", path, kError, 0, kUint32Max);
       const auto size = c.member_integer(params[k], "size", path, kError, 1, kUint32Max);
       if (offset && size) inside(path, *offset, *size);
+    }
+  }
+  // The bytes the program passed, when fewer than "bytes" (the rest are zeros nimble added).
+  if (args.contains("passed_bytes")) {
+    const auto passed = c.member_integer(args, "passed_bytes", "args", kError, 0);
+    if (passed && byte_count && *passed > *byte_count) {
+      c.report(kError, "args.passed_bytes", "\"args.passed_bytes\" is " + std::to_string(*passed) +
+                                                " but \"args.bytes\" holds " + std::to_string(*byte_count) + " bytes");
     }
   }
   if (!args.contains("pointers") ||

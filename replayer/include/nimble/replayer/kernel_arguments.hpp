@@ -22,10 +22,11 @@ namespace nimble::replayer {
 // padded with zeros to its end), or by copying each kernelParams[i] to
 // its offset in the layout. nullopt when neither is possible: no `extra` buffer and the layout
 // unknown (`layout_known` false), an `extra` buffer whose size neither it nor the layout gives,
-// or a parameter pointer missing.
+// or a parameter pointer missing. `passed`, when given, receives the bytes the program passed (fewer
+// than the result's only when it was padded).
 inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std::vector<deps::ParamLayout>& layout,
                                                                       bool layout_known, void** params,
-                                                                      void** extra) {
+                                                                      void** extra, std::size_t* passed = nullptr) {
   std::size_t end = 0;
   for (const deps::ParamLayout& p : layout) end = std::max<std::size_t>(end, std::size_t{p.offset} + p.size);
   if (extra) {
@@ -44,6 +45,7 @@ inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std:
       if (!size) return std::nullopt;
       const auto* bytes = static_cast<const std::uint8_t*>(buffer);
       std::vector<std::uint8_t> out(bytes, bytes + *size);
+      if (passed) *passed = out.size();
       // NCCL declares a 4 KB argument and passes only the bytes it uses; the driver leaves the
       // rest undefined. Zeros stand for it, so that every reader of the layout (pointer scans,
       // replay's kernelParams) stays inside the bytes.
@@ -58,6 +60,7 @@ inline std::optional<std::vector<std::uint8_t>> kernel_argument_bytes(const std:
     if (!params[i]) return std::nullopt;
     std::memcpy(bytes.data() + layout[i].offset, params[i], layout[i].size);
   }
+  if (passed) *passed = bytes.size();
   return bytes;
 }
 

@@ -112,6 +112,10 @@ struct ArgsRecord {
   std::vector<std::uint8_t> bytes;
   std::vector<ParamSlot> params;
   std::vector<PointerRecord> pointers;
+  // The bytes the program passed when fewer than `bytes` (an `extra` buffer shorter than the
+  // kernel's layout, as NCCL passes): the rest of `bytes` is zeros standing for what the driver
+  // leaves undefined.
+  std::optional<std::uint64_t> passed_bytes;
 };
 
 // The fields of a kernel task: name, mangled, function, handle, launch, args.
