@@ -710,26 +710,30 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
   });
 }
 
+namespace {
+
+// A count the session keeps, for the program to ask (0 when nimble run is not on).
+template <class Count>
+unsigned long long session_count(Count count) {
+  RunState* r = run_state();
+  if (!r) return 0;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return count(*r->session);
+}
+
+}  // namespace
 }  // namespace nimble::hooks
 
 // For programs and tools that want to know how much of their work nimble run replays (the corpus
 // counts replayed steps with it): the iterations replayed whole so far in this process, over every
 // recording; 0 when nimble run is not on. Look it up with dlsym; it is not in the program's headers.
 extern "C" __attribute__((visibility("default"))) unsigned long long nimble_run_iterations_replayed() {
-  using namespace nimble::hooks;
-  RunState* r = run_state();
-  if (!r) return 0;
-  std::lock_guard<std::mutex> lock(r->mu);
-  return r->session->replayed_so_far();
+  return nimble::hooks::session_count([](const nimble::replayer::RunSession& s) { return s.replayed_so_far(); });
 }
 
 // The segments of recorded work nimble run has launched so far (graphs, or the ops of one), every
 // recording's, an iteration that fell back part way included: whether any replayed work has reached
 // the GPU yet (process_pairs.py tells a result nimble may have changed from one it cannot have by it).
 extern "C" __attribute__((visibility("default"))) unsigned long long nimble_run_segments_launched() {
-  using namespace nimble::hooks;
-  RunState* r = run_state();
-  if (!r) return 0;
-  std::lock_guard<std::mutex> lock(r->mu);
-  return r->session->segments_launched();
+  return nimble::hooks::session_count([](const nimble::replayer::RunSession& s) { return s.segments_launched(); });
 }
