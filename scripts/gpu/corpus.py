@@ -77,18 +77,49 @@ def steps_replayed(per_step):
             "steady_share": round(steady_replayed / steady, 3) if steady else 0.0}
 
 
-def identical_text(identical, first_difference, per_step):
-    """The table's word on results: "yes"; "no, before replay (step N)" when the first step whose
-    digest differs came before the first step with replayed work (nimble had only run the program's
-    own calls: cuDNN's timed algorithm choice in benchmark mode, say); else "**no** (step N)"."""
-    if identical:
-        return "yes"
-    first_replayed = next((i for i, n in enumerate(per_step or []) if n > 0), None)
-    if first_difference is None:
-        return "**no**"
-    if first_replayed is None or first_difference < first_replayed:
-        return "no, before replay (step %d)" % first_difference
-    return "**no** (step %d)" % first_difference
+def first_difference(a, b):
+    """The first step whose digests differ (a shorter list differs where it ends), or None."""
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    return first if first is not None or len(a) == len(b) else min(len(a), len(b))
+
+
+def identity(traces, mode):
+    """Are every process's results the first plain process's? Each trace: config ("plain", "plain2",
+    "run", "idle"), its CORPUS line (step_digests, final, step_replayed, step_segments) and its exit
+    status. An exit status other than plain's is a different result whatever the digests say. In
+    benchmark mode two plain processes differ (cuDNN times its algorithms anew in each), so a nimble
+    process that differs only from a step before any replayed work reached the GPU (step_segments:
+    partial iterations count; older builds: step_replayed) differs the way plain processes do; a
+    difference from then on is nimble's to answer. In any other mode every difference counts."""
+    plain = next((t for t in traces if t["config"] == "plain"), None)
+    if plain is None or plain["exit"] != 0 or not plain["line"].get("step_digests"):
+        return "unknown: the plain process %s" % ("is missing" if plain is None else
+                                                   "exited %s" % plain["exit"] if plain["exit"] != 0 else "printed no digests")
+    reference = plain["line"]
+    unexplained = []
+    for t in traces:
+        config, line = t["config"], t["line"]
+        if t["exit"] != plain["exit"]:
+            return "**no** (%s exited %s, plain %s)" % (config, t["exit"], plain["exit"])
+        digests = line.get("step_digests")
+        if not digests:
+            return "**no** (%s printed no digests)" % config
+        first = first_difference(reference["step_digests"], digests)
+        if first is None and line.get("final") != reference.get("final"):
+            first = len(digests)  # the final state differs: after the last step
+        if first is None:
+            continue
+        counts = line.get("step_segments") or line.get("step_replayed")
+        if counts is None and config not in ("plain", "plain2"):
+            return "**no** (%s from step %d; it printed no replay counts)" % (config, first)
+        first_work = next((i for i, n in enumerate(counts or []) if n), None)
+        if mode != "benchmark" or (first_work is not None and first >= first_work):
+            return "**no** (%s from step %d%s)" % (
+                config, first, "" if first_work is None else "; replayed work from step %d" % first_work)
+        unexplained.append("%s from step %d" % (config, first))
+    if unexplained:
+        return "n/a: %s, before any replayed work (benchmark mode: plain processes differ too)" % ", ".join(unexplained)
+    return "yes"
 
 
 def nimble_paths():
@@ -250,9 +281,9 @@ def main():
             if again is not None:
                 row["plain_runs_identical"] = bool(plain and again and plain["digest"] == again["digest"])
             if plain and nim and not row["identical"]:
-                pd, nd = plain["step_digests"], nim["step_digests"]
-                row["first_difference"] = next((i for i, (a, b) in enumerate(zip(pd, nd)) if a != b), min(len(pd), len(nd)))
-            row["results"] = identical_text(row["identical"], row.get("first_difference"), per_step)
+                row["first_difference"] = first_difference(plain["step_digests"], nim["step_digests"])
+            row["results"] = identity([{"config": "plain", "line": plain or {}, "exit": plain_code},
+                                       {"config": "run", "line": nim or {}, "exit": nim_code}], mode)
             speedups = [r.get("trial_speedup") for r in recs if r.get("trial_speedup")]
             if main_rec and main_rec.get("trial_speedup"):
                 row["in_process"] = round(main_rec["trial_speedup"], 3)

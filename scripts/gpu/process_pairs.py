@@ -33,7 +33,7 @@ import os
 import statistics
 import sys
 
-from corpus import CORPUS, PROGRAMS, configured, corpus_line, recording_states, run, run_summary, steps_replayed
+from corpus import CORPUS, PROGRAMS, configured, corpus_line, identity, recording_states, run, run_summary, steps_replayed
 
 TURN = 20  # steps per turn when two processes run side by side (--turn)
 
@@ -101,51 +101,6 @@ def side_by_side(commands, out_dir, tags, timeout, turn=TURN):
 
 def fmt(values):
     return "%.3f (%s)" % (statistics.median(values), " ".join("%.2f" % v for v in values)) if values else ""
-
-
-def first_difference(a, b):
-    """The first step whose digests differ (a shorter list differs where it ends), or None."""
-    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
-    return first if first is not None or len(a) == len(b) else min(len(a), len(b))
-
-
-def identity(traces, mode):
-    """Are every process's results the first plain process's? Each trace: config ("plain", "plain2",
-    "run", "idle"), its CORPUS line (step_digests, final, step_replayed, step_segments) and its exit
-    status. An exit status other than plain's is a different result whatever the digests say. In
-    benchmark mode two plain processes differ (cuDNN times its algorithms anew in each), so a nimble
-    process that differs only from a step before any replayed work reached the GPU (step_segments:
-    partial iterations count; older builds: step_replayed) differs the way plain processes do; a
-    difference from then on is nimble's to answer. In any other mode every difference counts."""
-    plain = next((t for t in traces if t["config"] == "plain"), None)
-    if plain is None or plain["exit"] != 0 or not plain["line"].get("step_digests"):
-        return "unknown: the plain process %s" % ("is missing" if plain is None else
-                                                   "exited %s" % plain["exit"] if plain["exit"] != 0 else "printed no digests")
-    reference = plain["line"]
-    unexplained = []
-    for t in traces:
-        config, line = t["config"], t["line"]
-        if t["exit"] != plain["exit"]:
-            return "**no** (%s exited %s, plain %s)" % (config, t["exit"], plain["exit"])
-        digests = line.get("step_digests")
-        if not digests:
-            return "**no** (%s printed no digests)" % config
-        first = first_difference(reference["step_digests"], digests)
-        if first is None and line.get("final") != reference.get("final"):
-            first = len(digests)  # the final state differs: after the last step
-        if first is None:
-            continue
-        counts = line.get("step_segments") or line.get("step_replayed")
-        if counts is None and config not in ("plain", "plain2"):
-            return "**no** (%s from step %d; it printed no replay counts)" % (config, first)
-        first_work = next((i for i, n in enumerate(counts or []) if n), None)
-        if mode != "benchmark" or (first_work is not None and first >= first_work):
-            return "**no** (%s from step %d%s)" % (
-                config, first, "" if first_work is None else "; replayed work from step %d" % first_work)
-        unexplained.append("%s from step %d" % (config, first))
-    if unexplained:
-        return "n/a: %s, before any replayed work (benchmark mode: plain processes differ too)" % ", ".join(unexplained)
-    return "yes"
 
 
 def steady_text(rows):

@@ -1,11 +1,12 @@
 """CPU test of the corpus table's step counts (scripts/gpu/corpus.py steps_replayed): which steps had
-replayed work, and the share of the steady state, counted from the first two such steps in a row."""
+replayed work, and the share of the steady state, counted from the first two such steps in a row;
+and its word on results (identity), which process_pairs.py shares."""
 import os
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
-from corpus import (configured, identical_text, nimble_paths, recording_states, run_summary,  # noqa: E402
+from corpus import (configured, identity, nimble_paths, recording_states, run_summary,  # noqa: E402
                     steps_replayed)
 
 
@@ -64,21 +65,64 @@ class ThreadCensus(unittest.TestCase):
         self.assertGreater(threads["voluntary_switches"], 0)
 
 
-class IdenticalText(unittest.TestCase):
-    def test_a_difference_before_any_replay_is_not_replays(self):
-        # Benchmark mode: cuDNN picked other algorithms in this process; replay began at step 6.
-        self.assertEqual(identical_text(False, 0, [0] * 6 + [1] * 4), "no, before replay (step 0)")
-        self.assertEqual(identical_text(False, 2, [0, 0, 0, 1]), "no, before replay (step 2)")
+def trace(config, digests, segments=None, exit=0, final="f", replayed=None):
+    return {"config": config, "exit": exit,
+            "line": {"step_digests": digests, "final": final, "step_segments": segments, "step_replayed": replayed}}
 
-    def test_a_difference_from_a_replayed_step_on_is_marked(self):
-        self.assertEqual(identical_text(False, 3, [0, 0, 0, 1]), "**no** (step 3)")
-        self.assertEqual(identical_text(False, 5, [0, 1, 1, 1, 1, 1]), "**no** (step 5)")
 
-    def test_identical_and_unknown(self):
-        self.assertEqual(identical_text(True, None, [0, 1]), "yes")
-        self.assertEqual(identical_text(False, None, None), "**no**")
-        self.assertEqual(identical_text(False, 4, None), "no, before replay (step 4)")  # nothing replayed
+class Identity(unittest.TestCase):
+    PLAIN = trace("plain", ["a", "b", "c", "d"])
 
+    def verdict(self, *others, mode="deterministic"):
+        return identity([self.PLAIN] + list(others), mode)
+
+    def test_the_same_digests_are_identical(self):
+        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1])), "yes")
+
+    def test_a_difference_after_replayed_work_began_is_nimbles(self):
+        run = trace("run", ["a", "b", "x", "y"], [0, 1, 1, 1])
+        for mode in ("deterministic", "benchmark"):
+            self.assertEqual(self.verdict(run, mode=mode), "**no** (run from step 2; replayed work from step 1)")
+
+    def test_segments_of_an_iteration_that_fell_back_count_as_replayed_work(self):
+        # No iteration replayed whole before step 3, but segments reached the GPU in step 1.
+        run = trace("run", ["a", "b", "x", "y"], segments=[0, 2, 0, 5], replayed=[0, 0, 0, 1])
+        self.assertEqual(self.verdict(run, mode="benchmark"), "**no** (run from step 2; replayed work from step 1)")
+        # An older build without the segment counter: whole iterations are all there is.
+        old = trace("run", ["a", "b", "x", "y"], replayed=[0, 0, 0, 1])
+        self.assertIn("n/a", self.verdict(old, mode="benchmark"))
+
+    def test_before_any_replayed_work_it_is_benchmark_modes_own(self):
+        run = trace("run", ["a", "x", "y", "z"], [0, 0, 1, 1])
+        self.assertEqual(self.verdict(run, mode="benchmark"),
+                         "n/a: run from step 1, before any replayed work (benchmark mode: plain processes differ too)")
+        self.assertEqual(self.verdict(run), "**no** (run from step 1; replayed work from step 2)")
+
+    def test_plain_processes_that_differ_count_in_deterministic_mode(self):
+        self.assertEqual(self.verdict(trace("plain2", ["a", "b", "c"])), "**no** (plain2 from step 3)")
+        self.assertIn("n/a", self.verdict(trace("plain2", ["z"] * 4), mode="benchmark"))
+
+    def test_a_final_state_that_differs_is_a_difference_after_the_last_step(self):
+        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1], final="g")),
+                         "**no** (run from step 4; replayed work from step 1)")
+
+    def test_a_nimble_process_without_replay_counts_is_never_excused(self):
+        self.assertEqual(self.verdict(trace("run", ["z"] * 4), mode="benchmark"),
+                         "**no** (run from step 0; it printed no replay counts)")
+
+    def test_an_exit_status_other_than_plains_is_no_whatever_the_digests(self):
+        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1], exit=1)),
+                         "**no** (run exited 1, plain 0)")
+        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], exit="timeout"), mode="benchmark"),
+                         "**no** (run exited timeout, plain 0)")
+
+    def test_a_failed_plain_process_is_no_reference(self):
+        # The second pair of an ABBA run lists nimble's process first.
+        run, plain = trace("run", ["a"], [1]), trace("plain", ["a"], exit=1)
+        self.assertEqual(identity([run, plain], "deterministic"), "unknown: the plain process exited 1")
+
+    def test_a_process_without_digests_is_no(self):
+        self.assertEqual(self.verdict(trace("run", None)), "**no** (run printed no digests)")
 
 
 class Configured(unittest.TestCase):

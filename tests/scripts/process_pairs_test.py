@@ -54,66 +54,6 @@ class SteadyState(unittest.TestCase):
         self.assertEqual(process_pairs.steady_text([{"config": "run", "steady_steps": 0, "steady_replayed": 0}]), "")
 
 
-def trace(config, digests, segments=None, exit=0, final="f", replayed=None):
-    return {"config": config, "exit": exit,
-            "line": {"step_digests": digests, "final": final, "step_segments": segments, "step_replayed": replayed}}
-
-
-class Identity(unittest.TestCase):
-    PLAIN = trace("plain", ["a", "b", "c", "d"])
-
-    def verdict(self, *others, mode="deterministic"):
-        return process_pairs.identity([self.PLAIN] + list(others), mode)
-
-    def test_the_same_digests_are_identical(self):
-        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1])), "yes")
-
-    def test_a_difference_after_replayed_work_began_is_nimbles(self):
-        run = trace("run", ["a", "b", "x", "y"], [0, 1, 1, 1])
-        for mode in ("deterministic", "benchmark"):
-            self.assertEqual(self.verdict(run, mode=mode), "**no** (run from step 2; replayed work from step 1)")
-
-    def test_segments_of_an_iteration_that_fell_back_count_as_replayed_work(self):
-        # No iteration replayed whole before step 3, but segments reached the GPU in step 1.
-        run = trace("run", ["a", "b", "x", "y"], segments=[0, 2, 0, 5], replayed=[0, 0, 0, 1])
-        self.assertEqual(self.verdict(run, mode="benchmark"), "**no** (run from step 2; replayed work from step 1)")
-        # An older build without the segment counter: whole iterations are all there is.
-        old = trace("run", ["a", "b", "x", "y"], replayed=[0, 0, 0, 1])
-        self.assertIn("n/a", self.verdict(old, mode="benchmark"))
-
-    def test_before_any_replayed_work_it_is_benchmark_modes_own(self):
-        run = trace("run", ["a", "x", "y", "z"], [0, 0, 1, 1])
-        self.assertEqual(self.verdict(run, mode="benchmark"),
-                         "n/a: run from step 1, before any replayed work (benchmark mode: plain processes differ too)")
-        self.assertEqual(self.verdict(run), "**no** (run from step 1; replayed work from step 2)")
-
-    def test_plain_processes_that_differ_count_in_deterministic_mode(self):
-        self.assertEqual(self.verdict(trace("plain2", ["a", "b", "c"])), "**no** (plain2 from step 3)")
-        self.assertIn("n/a", self.verdict(trace("plain2", ["z"] * 4), mode="benchmark"))
-
-    def test_a_final_state_that_differs_is_a_difference_after_the_last_step(self):
-        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1], final="g")),
-                         "**no** (run from step 4; replayed work from step 1)")
-
-    def test_a_nimble_process_without_replay_counts_is_never_excused(self):
-        self.assertEqual(self.verdict(trace("run", ["z"] * 4), mode="benchmark"),
-                         "**no** (run from step 0; it printed no replay counts)")
-
-    def test_an_exit_status_other_than_plains_is_no_whatever_the_digests(self):
-        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1], exit=1)),
-                         "**no** (run exited 1, plain 0)")
-        self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], exit="timeout"), mode="benchmark"),
-                         "**no** (run exited timeout, plain 0)")
-
-    def test_a_failed_plain_process_is_no_reference(self):
-        # The second pair of an ABBA run lists nimble's process first.
-        run, plain = trace("run", ["a"], [1]), trace("plain", ["a"], exit=1)
-        self.assertEqual(process_pairs.identity([run, plain], "deterministic"), "unknown: the plain process exited 1")
-
-    def test_a_process_without_digests_is_no(self):
-        self.assertEqual(self.verdict(trace("run", None)), "**no** (run printed no digests)")
-
-
 class Interleaved(unittest.TestCase):
     def run_pair(self, steps_a, steps_b, turn=process_pairs.TURN):
         d = tempfile.mkdtemp()
