@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved process pairs of every corpus program, split into four parts that each fit one
+# Interleaved process pairs of every corpus program, split into six parts that each fit one
 # device call (600 s), as measured on the H200 on 2026-11-28 (docs/benchmarks/sweep-h200-nov28):
 #   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
 #   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
@@ -10,6 +10,9 @@
 #   5  DDP under torchrun across two GPUs (the nvidia-h200-x2 kind), resnet18 and resnet50, twice:
 #      identical ranks, valid traces, nimble run's exit status plain's  (~170 s)
 #      (docs/benchmarks/sweep-h200-nov28c)
+#   6  never slower? The three programs whose single pairs read 0.97-0.985 on 2026-11-28 (JAX,
+#      generate, reduce-overhead: replay does not pay, their recordings rest or drop), three pairs
+#      and an A/A pair each                                                          (~360 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -17,7 +20,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -63,8 +66,13 @@ case $part in
       echo "ddp.py exit $?"; cat "$out/5-ddp-$run/ddp.md"
     done
     ;;
+  6)
+    pairs never-slower-jax 170 --pairs 3 --aa jax_flax_train:800
+    pairs never-slower-generate 120 --pairs 3 --aa --turn 2 gpt2_generate
+    pairs never-slower-reduce-overhead 200 --pairs 3 --aa compile_reduce_overhead:2000
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4 or 5)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4, 5 or 6)" >&2
     exit 2
     ;;
 esac
