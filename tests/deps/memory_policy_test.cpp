@@ -302,7 +302,9 @@ TEST_F(MemoryPolicy, RepeatedWaitsOnTheSameStreamAddOnlyNewWork) {
   for (int round = 0; round < 30; ++round) {
     const std::size_t side = static_cast<std::size_t>(round * 6 + 5);
     for (std::size_t u = 0; u < side; ++u) {
-      if (u % 6 != 5) EXPECT_TRUE(anc[side][u]) << "side task " << side << " main task " << u;
+      if (u % 6 != 5) {
+        EXPECT_TRUE(anc[side][u]) << "side task " << side << " main task " << u;
+      }
     }
   }
 }
@@ -317,7 +319,9 @@ TEST_F(MemoryPolicy, EventRecordsAreCheapWithoutWaits) {
   }
   auto t = trace();
   for (const auto& task : t.tasks) {
-    if (task.kind == "sync") EXPECT_LE(task.deps.size(), 11u) << "sync " << task.id;
+    if (task.kind == "sync") {
+      EXPECT_LE(task.deps.size(), 11u) << "sync " << task.id;
+    }
   }
 }
 
@@ -374,7 +378,9 @@ TEST_F(MemoryPolicy, FrequentSyncsDoNotRelistEarlierWork) {
   std::size_t edges = 0;
   for (const auto& task : t.tasks) {
     edges += task.deps.size();
-    if (task.kind == "sync") EXPECT_LE(task.deps.size(), 11u) << "sync " << task.id;
+    if (task.kind == "sync") {
+      EXPECT_LE(task.deps.size(), 11u) << "sync " << task.id;
+    }
   }
   EXPECT_LT(edges, t.tasks.size() * 3);
 }
