@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "run_session_parts.hpp"
+
 namespace nimble::replayer {
 namespace {
 
@@ -54,7 +56,7 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;
   if (rec.state == RecordingState::Resting) j["resting_because"] = rec.resting_because;
-  if (rec.state != RecordingState::Resting && rec.state != RecordingState::Dropped && !rec.last_rested_because.empty()) {
+  if (session_parts::replays(rec) && !rec.last_rested_because.empty()) {
     j["last_rested_because"] = rec.last_rested_because;
   }
   if (!rec.earlier_trials.empty()) {
@@ -216,12 +218,11 @@ trace::json run_summary_json(const RunReportInput& in) {
   // No recording at all when every recorded iteration was refused (or the program's own graphs):
   // the summary then has the counts (zero) and why, without a main recording's setup and graphs.
   const Recording* main = main_recording(session, &main_index);
-  std::size_t segments = 0, deferred = 0, host_copies = 0, collectives = 0, program_graphs = 0, false_starts = 0;
+  std::size_t deferred = 0, host_copies = 0, collectives = 0, program_graphs = 0, false_starts = 0;
   std::map<std::string, std::size_t> reasons, false_start_reasons;
   trace::json recordings = trace::json::array();
   for (std::size_t i = 0; i < session.recordings().size(); ++i) {
     const ShortCircuitSummary& s = session.recordings()[i]->short_circuit->summary();
-    segments += s.segments_launched;
     deferred += s.calls_deferred;
     host_copies += s.host_copies;
     collectives += s.collectives;
@@ -235,7 +236,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"version", 1},
                          {"trace", in.trace_path},
                          {"iterations_replayed", session.iterations_replayed()},
-                         {"segments_launched", segments},
+                         {"segments_launched", session.segments_launched()},
                          {"calls_deferred", deferred},
                          {"host_copies_run_in_place", host_copies},
                          {"collectives_run_in_place", collectives},

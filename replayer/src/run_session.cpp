@@ -32,7 +32,7 @@ std::size_t failures(const Recording& r) {
 // the rest that followed it (its buffers moved, say), unless the exit line says it already.
 std::string rest_untimed_text(const Recording& r) {
   const bool untimed = !r.earlier_trials.empty() && r.earlier_trials.back() == 0.0;
-  if (!untimed || r.last_rested_because.empty() || r.state == RecordingState::Resting || r.state == RecordingState::Dropped) {
+  if (!untimed || r.last_rested_because.empty() || !replays(r)) {
     return "";
   }
   return "it rested last because " + r.last_rested_because;

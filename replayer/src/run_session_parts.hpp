@@ -1,5 +1,5 @@
-// What run_session.cpp (calls, recordings, switches) and run_trial.cpp (the trial: timing,
-// verdicts, rests) both ask of a recording. Private to the replayer library.
+// What run_session.cpp (calls, recordings, switches), run_trial.cpp (the trial: timing,
+// verdicts, rests) and run_report.cpp ask of a recording. Private to the replayer library.
 #pragma once
 
 #include "nimble/replayer/run_session.hpp"

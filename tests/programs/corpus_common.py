@@ -33,10 +33,6 @@ _digests = []
 _times = []
 _last = [None]
 _final = [None]
-_replayed = []          # per step: iterations nimble run replayed whole during it (under nimble run)
-_replayed_so_far = [0]
-_segments = []          # per step: segments of recorded work nimble run launched during it
-_segments_so_far = [0]
 
 
 class _Baton:
@@ -72,19 +68,31 @@ class _Baton:
 _baton = _Baton(BATON) if BATON else None
 
 
-def _nimble_counter(name="nimble_run_iterations_replayed"):
-    """One of libnimble.so's counters, when it is preloaded (else None)."""
-    try:
-        import ctypes
-        f = getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):
-        return None
-    f.restype = ctypes.c_ulonglong
-    return f
+class _PerStep:
+    """What one of libnimble.so's counters added during each step; per_step() is None when
+    libnimble.so is not preloaded."""
+
+    def __init__(self, name):
+        try:
+            import ctypes
+            self._counter = getattr(ctypes.CDLL(None), name)
+            self._counter.restype = ctypes.c_ulonglong
+        except (OSError, AttributeError):
+            self._counter = None
+        self._steps, self._so_far = [], 0
+
+    def step_done(self):
+        if self._counter is not None:
+            n = self._counter()
+            self._steps.append(n - self._so_far)
+            self._so_far = n
+
+    def per_step(self):
+        return self._steps if self._counter is not None else None
 
 
-_counter = _nimble_counter()
-_segment_counter = _nimble_counter("nimble_run_segments_launched")
+_replayed = _PerStep("nimble_run_iterations_replayed")  # iterations nimble run replayed whole
+_segments = _PerStep("nimble_run_segments_launched")    # segments of recorded work it launched
 
 
 def torch_setup():
@@ -133,14 +141,8 @@ def step_done(i, *results):
     for r in results:
         h.update(_bytes(r))
     _digests.append(h.hexdigest()[:16])
-    if _counter is not None:  # after the digest: the step's last copy to the host has run
-        n = _counter()
-        _replayed.append(n - _replayed_so_far[0])
-        _replayed_so_far[0] = n
-    if _segment_counter is not None:
-        n = _segment_counter()
-        _segments.append(n - _segments_so_far[0])
-        _segments_so_far[0] = n
+    _replayed.step_done()  # after the digest: the step's last copy to the host has run
+    _segments.step_done()
     now = time.perf_counter()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
@@ -198,6 +200,5 @@ def _report():
                                   "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
                                   "step_ms": [round(t, 4) for t in _times],
-                                  "step_replayed": _replayed if _counter is not None else None,
-                                  "step_segments": _segments if _segment_counter is not None else None,
+                                  "step_replayed": _replayed.per_step(), "step_segments": _segments.per_step(),
                                   "threads": _threads()}), flush=True)
