@@ -424,11 +424,20 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   for (const OutputFile& f : output_files(options.output)) {
     if (rewritten(before.count(f.path) ? before[f.path] : FileStamp{}, stamp(f.path))) written.push_back(f);
   }
+  // nimble run stands in for the program: whatever nimble found or not, its exit status is the
+  // program's (a job that ran fine must not fail for it); `record` exists to write the trace.
+  const bool failing_is_ours = !options.run && status == 0;
   if (written.empty()) {
-    std::cerr << verb << ": no trace was written to " << options.output << ": ";
-    if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
-    std::cerr << no_trace_advice(options) << "\n";
-    if (status == 0) exit_code() = kExitBadInput;
+    if (options.run) {
+      std::cerr << verb << ": nothing was replayed: nothing was recorded (";
+      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
+      std::cerr << no_trace_advice(options) << ")\n";
+    } else {
+      std::cerr << verb << ": no trace was written to " << options.output << ": ";
+      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
+      std::cerr << no_trace_advice(options) << "\n";
+    }
+    if (failing_is_ours) exit_code() = kExitBadInput;
     return {};
   }
   std::vector<RecordedProcess> out;
@@ -437,7 +446,7 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
     if (!loaded.diagnostics.items.empty()) std::cerr << loaded.diagnostics.format(f.path);
     if (!loaded.trace) {
       std::cerr << verb << ": " << f.path << " was written but is not a valid trace\n";
-      if (status == 0) exit_code() = kExitBadInput;
+      if (failing_is_ours) exit_code() = kExitBadInput;
       continue;
     }
     out.push_back({f.path, f.who, status, std::move(*loaded.trace)});

@@ -50,12 +50,21 @@ CORPUS = [
     ("torch_cuda_graph", ["cuda_graph_manual.py"], 80, {}, ("deterministic",)),
     ("jax_flax_train", ["jax_flax_train.py"], 60, {"XLA_FLAGS": "--xla_gpu_autotune_level=0",
                                                    "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
+    # XLA's own defaults: autotuning on, command buffers on; and autotuning on, command buffers off.
+    ("jax_autotune", ["jax_flax_train.py"], 60, {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
+    ("jax_autotune_no_buffers", ["jax_flax_train.py"], 60, {"XLA_FLAGS": "--xla_gpu_enable_command_buffer=",
+                                                            "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, ("default",)),
     ("cupy_loop", ["cupy_loop.py"], 80, {}, ("default",)),
     # Several streams (#14): a prefetching copy stream and an EMA stream; DDP with one rank.
     ("side_streams", ["side_streams.py"], 60, {}, ("deterministic", "benchmark")),
     ("ddp_one_rank", ["ddp_train.py", "resnet18"], 60, {}, ("deterministic", "benchmark")),
     # Gradient accumulation (4 micro-batches per step), bf16, LambdaLR, loss read every 10 steps.
     ("grad_accum", ["grad_accum.py"], 60, {}, ("deterministic", "benchmark")),
+    # A DataLoader with worker processes and a pinning thread; GPT-2 fine-tuning with dropout and
+    # gradient checkpointing; Hugging Face's Trainer running the loop.
+    ("dataloader_workers", ["dataloader_workers.py"], 66, {}, ("deterministic", "benchmark")),
+    ("gpt2_finetune", ["gpt2_finetune.py"], 60, {}, ("deterministic", "benchmark")),
+    ("hf_trainer", ["hf_trainer.py"], 60, {}, ("deterministic", "benchmark")),
 ]
 
 

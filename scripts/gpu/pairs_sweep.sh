@@ -13,6 +13,9 @@
 #   6  never slower? The three programs whose single pairs read 0.97-0.985 on 2026-11-28 (JAX,
 #      generate, reduce-overhead: replay does not pay, their recordings rest or drop), three pairs
 #      and an A/A pair each                                                          (~360 s)
+#   7  ctest -L gpu; the programs added on 2026-11-28 (DataLoader workers, GPT-2 fine-tuning with
+#      dropout and checkpointing, HF Trainer, JAX with XLA's autotuning on) through corpus.py,
+#      both modes, nimble's debug log on                                          (~450 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -20,7 +23,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -71,9 +74,17 @@ case $part in
     pairs never-slower-generate 120 --pairs 3 --aa --turn 2 gpt2_generate
     pairs never-slower-reduce-overhead 200 --pairs 3 --aa compile_reduce_overhead:2000
     ;;
+  7)
+    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+    tail -4 "$out/ctest-gpu.txt"
+    python3 -c "import accelerate, transformers; print('accelerate', accelerate.__version__, 'transformers', transformers.__version__)"
+    NIMBLE_DEBUG=1 DEADLINE=420 timeout 520 python3 corpus.py --mode both --timeout 150 --out "$out/7-corpus" \
+      --only jax_autotune_no_buffers jax_autotune dataloader_workers gpt2_finetune hf_trainer > "$out/7-corpus.txt" 2>&1
+    cat "$out/7-corpus/corpus.md"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4, 5 or 6)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4, 5, 6 or 7)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json

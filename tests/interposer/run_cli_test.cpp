@@ -987,5 +987,18 @@ TEST(RunCommand, OptionsBecomeTheProgramsVariablesAndUnsetOnesLeaveTheCallers) {
 }
 
 
+// nimble run stands in for the program: a program in which no iteration repeats ran fine, so
+// nimble run exits with its status (0), saying in one line that nothing was replayed and why;
+// `nimble record` on the same program fails, having written no trace.
+TEST(RunCommand, NothingFoundToRecordKeepsTheProgramsExitStatus) {
+  const std::string dir = temp_dir();
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(), "interleaved"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("nimble run: nothing was replayed: nothing was recorded (no repeating iteration was found"),
+            std::string::npos) << r.output;
+  const RunResult rec = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "record", "--capture-range", "auto", "-o", dir + "/r.json", "--", probe_path(), "interleaved"});
+  EXPECT_EQ(rec.exit_code, 1) << rec.output;
+}
+
 }  // namespace
 }  // namespace nimble::test

@@ -1,4 +1,5 @@
-"""A flax CNN trained with optax under jit, XLA's defaults (command buffers, autotuning)."""
+"""A flax CNN trained with optax under jit. XLA_FLAGS chooses XLA's settings (scripts/gpu/corpus.py
+runs it with autotuning off, with XLA's defaults, and with command buffers off)."""
 import os
 from corpus_common import STEPS, step_begins, step_done, mark_loop_start
 import jax

@@ -6,8 +6,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
-from corpus import (configured, identity, nimble_paths, recording_states, run_summary,  # noqa: E402
-                    steps_replayed)
+from corpus import (CORPUS, PROGRAMS, configured, identity, nimble_paths, recording_states,  # noqa: E402
+                    run_summary, steps_replayed)
 
 
 class StepsReplayed(unittest.TestCase):
@@ -155,6 +155,19 @@ class RecordingStates(unittest.TestCase):
 
     def test_a_process_without_a_summary_has_no_recordings(self):
         self.assertEqual(recording_states(run_summary("/nonexistent/prog.json")), "")
+
+
+class CorpusPrograms(unittest.TestCase):
+    def test_every_program_exists_parses_and_reports_its_steps(self):
+        import ast
+        for name, command, steps, _env, modes in CORPUS:
+            path = os.path.join(PROGRAMS, command[0])
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)  # a syntax error fails here, naming the file
+            called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            self.assertIn("step_done", called, name + ": the table needs a digest per step")
+            self.assertGreater(steps, 0, name)
+            self.assertTrue(set(modes) <= {"deterministic", "benchmark", "default"}, name)
 
 
 if __name__ == "__main__":
