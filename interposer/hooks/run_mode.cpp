@@ -97,6 +97,7 @@ trace::json graph_stats(const replayer::GraphExecutor& executor, const replayer:
   }
   return {{"most_updated", most},
           {"execs", s.execs},
+          {"execs_refused", s.execs_refused},
           {"launches", s.launches},
           {"launch_us_mean", replayer::mean_us(s.launch_ns, s.launches)},
           {"node_updates", s.node_updates},

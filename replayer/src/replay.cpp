@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <utility>
 
@@ -434,7 +435,13 @@ Replayer::RangeGraph Replayer::build_range(Backend backend, std::size_t begin, s
   return result;
 }
 
-CUgraphExec Replayer::instantiate_again(CUgraph graph) {
+CUgraphExec Replayer::instantiate_again(CUgraph graph, std::size_t begin, std::size_t end) {
+  // Instantiating checks each kernel node against its kernel's current limits, which the program's
+  // library may have lowered since the graph was built (cuDNN sets them before each launch).
+  std::deque<SharedMemoryGuard> limits;
+  for (std::size_t op = begin; op < end && op < plan_.ops.size(); ++op) {
+    if (plan_.ops[op].kind == OpKind::Kernel) limits.emplace_back(*this, op);
+  }
   CUgraphExec exec = nullptr;
   check(api_, api_.graph_instantiate(&exec, graph, 0), "cuGraphInstantiate (another exec of a segment)");
   execs_.push_back(exec);

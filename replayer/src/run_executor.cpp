@@ -12,7 +12,7 @@ namespace nimble::replayer {
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants, Replayer::Limits limits)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
-      replayer_(api, plan, limits), graphs_(segments.size()), variants_(segments.size()), recent_sets_(segments.size()),
+      replayer_(api, plan, limits), graphs_(segments.size()), variants_(segments.size()), variants_closed_(segments.size(), false), recent_sets_(segments.size()),
       node_of_(plan.ops.size(), nullptr),
       kernel_params_(plan.ops.size()), updates_per_op_(plan.ops.size(), 0) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {
@@ -167,15 +167,22 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
     if (writes < best_writes) best = v, best_writes = writes;
   }
-  if (best_writes > 0 && variants.size() < max_variants_) {
+  if (best_writes > 0 && variants.size() < max_variants_ && !variants_closed_[segment]) {
     const bool recurring = seen_before(segment, wanted);  // only while there is room: variants never shrink
     Variant fresh = fresh_variant(segment, nullptr);
     const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
     if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {
-      fresh.exec = replayer_.instantiate_again(graphs_[segment].graph);
-      variants.push_back(std::move(fresh));
-      ++stats_.execs;
-      best = variants.size() - 1;
+      try {
+        fresh.exec = replayer_.instantiate_again(graphs_[segment].graph, seg.begin, seg.end);
+        variants.push_back(std::move(fresh));
+        ++stats_.execs;
+        best = variants.size() - 1;
+      } catch (const ReplayError&) {
+        // A further exec is a saving, not a need: the segment goes on with the execs it has,
+        // rewriting their nodes (cuDNN in benchmark mode, H200: INVALID_VALUE here).
+        variants_closed_[segment] = true;
+        ++stats_.execs_refused;
+      }
     }
   }
   Variant& v = variants[best];

@@ -45,6 +45,7 @@ std::vector<void*> g_host_allocs;
 CUresult g_launch_result = CUDA_SUCCESS;
 // Launches of this handle fail with CUDA_ERROR_INVALID_VALUE.
 std::uintptr_t g_rejected_handle = 0;
+int g_instantiations_left = -1;  // cuGraphInstantiate succeeds this many more times (-1: always)
 // Reads (cuMemcpyDtoH) of the range at g_perturbed_addr return different bytes from the
 // g_perturb_from-th read on (0 = never): a nondeterministic kernel, or a replay that differs.
 std::uint64_t g_perturbed_addr = 0;
@@ -90,6 +91,11 @@ DriverApi make_fake() {
     return CUDA_SUCCESS;
   };
   a.graph_instantiate = [](CUgraphExec* e, CUgraph g, unsigned long long) {
+    if (g_instantiations_left == 0) {
+      record("cuGraphInstantiateWithFlags (refused)", nullptr, {u(g)});
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (g_instantiations_left > 0) --g_instantiations_left;
     *e = fresh<CUgraphExec>();
     record("cuGraphInstantiateWithFlags", nullptr, {u(*e), u(g)});
     return CUDA_SUCCESS;
@@ -275,6 +281,7 @@ class ReplayStub : public ::testing::Test {
     g_host_allocs.clear();
     g_launch_result = CUDA_SUCCESS;
     g_rejected_handle = 0;
+    g_instantiations_left = -1;
     g_perturbed_addr = 0;
     g_perturb_from = 0;
     g_perturbed_reads = 0;
@@ -831,6 +838,48 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   EXPECT_EQ(executor.stats().execs, 4u);
   EXPECT_EQ(executor.stats().node_updates, 4u);
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
+}
+
+// The driver refuses a further exec of a segment (cuDNN's kernels in benchmark mode, H200): replay
+// goes on with the exec the segment has, its nodes rewritten, and asks for no other.
+TEST_F(RunExecutorStub, AFurtherExecTheDriverRefusesLeavesTheSegmentItsOwn) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/2);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  g_instantiations_left = 0;
+  iteration(sc, 42, 7);
+  iteration(sc, 1234, 9);
+  iteration(sc, 42, 7);  // would get a fresh exec: refused, the one exec rewritten back
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags (refused)").size(), 2u);  // once per segment
+  EXPECT_EQ(executor.stats().execs_refused, 2u);
+  EXPECT_EQ(executor.stats().execs, 2u);
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 42u);
+  for (int round = 0; round < 3; ++round) {
+    iteration(sc, 1234, 9);
+    iteration(sc, 42, 7);
+  }
+  EXPECT_EQ(calls_named("cuGraphInstantiateWithFlags (refused)").size(), 2u) << "not asked again";
+  EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 42u);
+  EXPECT_EQ(sc.summary().iterations_replayed, 8u);
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
+}
+
+// A further exec is instantiated with its kernels' dynamic shared memory limits raised (the
+// program's library may have lowered them since the graph was built), and the limits put back.
+TEST_F(RunExecutorStub, AFurtherExecIsInstantiatedWithItsKernelsLimitsRaised) {
+  run_plan_.ops[0].kernel.shared_mem = 4096;  // over the fake's limit of 1008
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/2);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  iteration(sc, 42, 7);
+  iteration(sc, 1234, 9);
+  const std::size_t start = g_log.size();
+  iteration(sc, 42, 7);  // the recorded set again: a fresh exec
+  std::vector<std::string> around;
+  for (std::size_t i = start; i < g_log.size(); ++i) {
+    if (g_log[i].name == "cuFuncSetAttribute" || g_log[i].name == "cuGraphInstantiateWithFlags") around.push_back(g_log[i].name);
+  }
+  ASSERT_GE(around.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(around.begin(), around.begin() + 3),
+            (std::vector<std::string>{"cuFuncSetAttribute", "cuGraphInstantiateWithFlags", "cuFuncSetAttribute"}));
 }
 
 // Two sets that are neither the recorded one (buffers ping-ponging between two new addresses):

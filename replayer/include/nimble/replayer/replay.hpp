@@ -76,8 +76,9 @@ class Replayer {
     std::vector<CUgraphNode> op_nodes;
   };
   RangeGraph instantiate_range(Backend backend, std::size_t begin, std::size_t end);
-  // One more exec of a graph built above (same nodes, its own parameters); owned by the Replayer.
-  CUgraphExec instantiate_again(CUgraph graph);
+  // One more exec of a graph built above from ops [begin, end) (same nodes, its own parameters);
+  // owned by the Replayer. Their kernels' dynamic shared memory limits are raised meanwhile.
+  CUgraphExec instantiate_again(CUgraph graph, std::size_t begin, std::size_t end);
 
   // Issue op `op` on `stream` now as the program called it (a call that matched the op, issued on
   // fall-back): a kernel with the program's argument bytes (its dynamic shared memory limit raised

@@ -47,6 +47,7 @@ class GraphExecutor : public Executor {
   struct Stats {
     std::size_t node_updates = 0;    // parameters written into an exec
     std::size_t execs = 0;           // execs instantiated, all segments and variants
+    std::size_t execs_refused = 0;   // further execs the driver would not instantiate (the segment keeps its own)
     std::size_t launches = 0;        // graph launches
     std::uint64_t update_ns = 0;     // host time writing node parameters
     std::uint64_t launch_ns = 0;     // host time in cuGraphLaunch
@@ -87,6 +88,7 @@ class GraphExecutor : public Executor {
   Replayer replayer_;
   std::vector<Replayer::RangeGraph> graphs_;  // per segment (no exec for the program's own copies)
   std::vector<std::vector<Variant>> variants_;  // per segment
+  std::vector<bool> variants_closed_;           // per segment: a further exec failed to instantiate; none is tried again
   std::vector<std::deque<std::uint64_t>> recent_sets_;  // per segment: hashes of the latest parameter sets
   std::vector<CUgraphNode> node_of_;          // per op
   std::vector<std::optional<CUDA_KERNEL_NODE_PARAMS>> kernel_params_;  // per op, once a node was written
