@@ -7,7 +7,9 @@
 #      steady step's tasks, threads and streams.
 #   3. Interleaved pairs (plain, nimble run, idle, A/A) of the JAX program and of the DataLoader and
 #      Trainer programs, 200 steps.
-#   scripts/gpu/autotune_probe.sh        (build-gpu carried; writes $OUT/probe.tgz)
+#   4. ("sequential") Does libnimble.so preloaded and idle slow JAX when processes are not pinned?
+#      Plain and idle processes one after another, alternating, autotuning on and off.
+#   scripts/gpu/autotune_probe.sh [all|sequential]   (build-gpu carried; writes $OUT/probe.tgz)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT"}/probe
@@ -16,6 +18,20 @@ nimble="$root/build-gpu/bin/nimble"
 lib="$root/build-gpu/lib/libnimble.so"
 cd "$root/tests/programs"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+if [ "${1:-all}" = sequential ]; then
+  for tuning in on off; do
+    flags=""; [ $tuning = off ] && flags="--xla_gpu_autotune_level=0"
+    for k in 1 2 3 4; do
+      for cfg in plain idle; do
+        preload=""; [ $cfg = idle ] && preload="$lib"
+        STEPS=100 XLA_FLAGS="$flags" LD_PRELOAD="$preload" timeout 100 python3 jax_flax_train.py > "$out/seq-$tuning-$cfg-$k.log" 2>&1
+        echo "autotuning $tuning $cfg $k: $(grep -o '"tail_ms": [0-9.]*' "$out/seq-$tuning-$cfg-$k.log")"
+      done
+    done
+  done | tee "$out/sequential.txt"
+  cd "$out/.." && tar czf probe.tgz probe
+  exit 0
+fi
 for cfg in plain-a plain-b idle run; do
   flags="--xla_gpu_dump_autotune_results_to=$out/autotune-$cfg.txt"
   case $cfg in

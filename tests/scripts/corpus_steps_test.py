@@ -96,6 +96,8 @@ class Identity(unittest.TestCase):
         run = trace("run", ["a", "x", "y", "z"], [0, 0, 1, 1])
         self.assertEqual(self.verdict(run, mode="benchmark"),
                          "n/a: run from step 1, before any replayed work (benchmark mode: plain processes differ too)")
+        self.assertIn("n/a", self.verdict(run, mode="autotuned"))  # XLA's autotuning, likewise
+        self.assertIn("**no**", self.verdict(run, mode="default"))
         self.assertEqual(self.verdict(run), "**no** (run from step 1; replayed work from step 2)")
 
     def test_plain_processes_that_differ_count_in_deterministic_mode(self):
@@ -167,7 +169,7 @@ class CorpusPrograms(unittest.TestCase):
             called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
             self.assertIn("step_done", called, name + ": the table needs a digest per step")
             self.assertGreater(steps, 0, name)
-            self.assertTrue(set(modes) <= {"deterministic", "benchmark", "default"}, name)
+            self.assertTrue(set(modes) <= {"deterministic", "benchmark", "default", "autotuned"}, name)
 
 
 if __name__ == "__main__":
