@@ -12,7 +12,7 @@
 #      (docs/benchmarks/sweep-h200-nov28c)
 #   6  never slower? The three programs whose single pairs read 0.97-0.985 on 2026-11-28 (JAX,
 #      generate, reduce-overhead: replay does not pay, their recordings rest or drop), three pairs
-#      and an A/A pair each                                                          (~360 s)
+#      (generate two) and an A/A pair each                                 (~450 s; H200 2026-11-28)
 #   7  ctest -L gpu; the programs added on 2026-11-28 (DataLoader workers, GPT-2 fine-tuning with
 #      dropout and checkpointing, HF Trainer, JAX with XLA's autotuning on) through corpus.py,
 #      both modes, nimble's debug log on                                          (~450 s)
@@ -71,7 +71,7 @@ case $part in
     ;;
   6)
     pairs never-slower-jax 170 --pairs 3 --aa jax_flax_train:800
-    pairs never-slower-generate 120 --pairs 3 --aa --turn 2 gpt2_generate
+    pairs never-slower-generate 170 --pairs 2 --aa --turn 2 gpt2_generate  # 3 pairs and A/A did not fit 120 s (H200)
     pairs never-slower-reduce-overhead 200 --pairs 3 --aa compile_reduce_overhead:2000
     ;;
   7)
