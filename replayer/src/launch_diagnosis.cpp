@@ -1,5 +1,6 @@
 #include "nimble/replayer/launch_diagnosis.hpp"
 
+#include <iterator>
 #include <utility>
 
 namespace nimble::replayer {
@@ -37,11 +38,19 @@ std::string describe_kernel_limits(const DriverApi& api, CUfunction f, bool is_c
       {CU_FUNC_ATTRIBUTE_BINARY_VERSION, "binary version"},
   };
   std::string out;
+  std::size_t dead_handle = 0;
   for (const auto& [attribute, label] : asked) {
     int value = 0;
     const CUresult r = get_kernel_attribute(api, f, is_cukernel, device, attribute, &value);
+    dead_handle += r == CUDA_ERROR_INVALID_HANDLE;
     out += (out.empty() ? "" : ", ") + std::string(label) + " " +
            (r == CUDA_SUCCESS ? std::to_string(value) : std::string("?"));
+  }
+  if (dead_handle == std::size(asked)) {
+    // XLA unloads the modules of the candidate kernels its autotuner timed (H200, 2026-11-28): a
+    // recording of that timing names kernels that are gone by the time its graphs are built.
+    return "the kernel is no longer loaded (every attribute query: CUDA_ERROR_INVALID_HANDLE): the program "
+           "unloaded its module after the recording, as XLA does with the candidate kernels its autotuner timed";
   }
   return "kernel limits: " + out;
 }

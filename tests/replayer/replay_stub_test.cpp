@@ -681,6 +681,19 @@ TEST_F(ReplayStub, CUkernelLimitsAreAskedForTheCurrentDevice) {
             std::string::npos);
 }
 
+// A kernel whose module the program unloaded (XLA's autotuning candidates) answers no attribute:
+// the message says the kernel is gone rather than listing unknown limits.
+TEST_F(ReplayStub, AKernelWhoseModuleWasUnloadedIsSaidToBeGone) {
+  DriverApi unloaded = api_;
+  unloaded.func_get_attribute = [](int*, CUfunction_attribute, CUfunction) { return CUDA_ERROR_INVALID_HANDLE; };
+  const std::string gone = describe_kernel_limits(unloaded, reinterpret_cast<CUfunction>(fn(40)), false);
+  EXPECT_NE(gone.find("the kernel is no longer loaded"), std::string::npos) << gone;
+  EXPECT_EQ(gone.find("registers"), std::string::npos) << gone;
+  // One attribute unknown is no sign of that: the limits are listed.
+  const std::string listed = describe_kernel_limits(api_, reinterpret_cast<CUfunction>(fn(40)), false);
+  EXPECT_NE(listed.find("kernel limits: max threads/block"), std::string::npos) << listed;
+}
+
 
 BenchOptions quick_bench() {
   BenchOptions options;
