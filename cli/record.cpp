@@ -428,14 +428,13 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   // program's (a job that ran fine must not fail for it); `record` exists to write the trace.
   const bool failing_is_ours = !options.run && status == 0;
   if (written.empty()) {
+    const std::string why =
+        (status != 0 ? "the program ended with status " + std::to_string(status) + " first, or " : std::string()) +
+        no_trace_advice(options);
     if (options.run) {
-      std::cerr << verb << ": nothing was replayed: nothing was recorded (";
-      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
-      std::cerr << no_trace_advice(options) << ")\n";
+      std::cerr << verb << ": nothing was replayed: nothing was recorded (" << why << ")\n";
     } else {
-      std::cerr << verb << ": no trace was written to " << options.output << ": ";
-      if (status != 0) std::cerr << "the program ended with status " << status << " first, or ";
-      std::cerr << no_trace_advice(options) << "\n";
+      std::cerr << verb << ": no trace was written to " << options.output << ": " << why << "\n";
     }
     if (failing_is_ours) exit_code() = kExitBadInput;
     return {};

@@ -12,7 +12,8 @@ namespace nimble::replayer {
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants, Replayer::Limits limits)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
-      replayer_(api, plan, limits), graphs_(segments.size()), variants_(segments.size()), variants_closed_(segments.size(), false), recent_sets_(segments.size()),
+      replayer_(api, plan, limits), graphs_(segments.size()), variants_(segments.size()),
+      variants_closed_(segments.size(), false), recent_sets_(segments.size()),
       node_of_(plan.ops.size(), nullptr),
       kernel_params_(plan.ops.size()), updates_per_op_(plan.ops.size(), 0) {
   if (backend != Backend::Graph && backend != Backend::StreamGraph) {

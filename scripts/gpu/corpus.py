@@ -103,10 +103,10 @@ def identity(traces, mode):
     """Are every process's results the first plain process's? Each trace: config ("plain", "plain2",
     "run", "idle"), its CORPUS line (step_digests, final, step_replayed, step_segments) and its exit
     status. An exit status other than plain's is a different result whatever the digests say. In
-    benchmark mode two plain processes differ (cuDNN times its algorithms anew in each), so a nimble
-    process that differs only from a step before any replayed work reached the GPU (step_segments:
-    partial iterations count; older builds: step_replayed) differs the way plain processes do; a
-    difference from then on is nimble's to answer. In any other mode every difference counts."""
+    benchmark and autotuned modes two plain processes differ (cuDNN, or XLA, times its algorithms
+    anew in each), so a nimble process that differs only from a step before any replayed work
+    reached the GPU (step_segments: partial iterations count; older builds: step_replayed) differs
+    the way plain processes do; a difference from then on is nimble's to answer. In any other mode every difference counts."""
     plain = next((t for t in traces if t["config"] == "plain"), None)
     if plain is None or plain["exit"] != 0 or not plain["line"].get("step_digests"):
         return "unknown: the plain process %s" % ("is missing" if plain is None else
