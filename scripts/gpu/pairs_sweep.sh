@@ -16,6 +16,8 @@
 #   7  ctest -L gpu; the programs added on 2026-11-28 (DataLoader workers, GPT-2 fine-tuning with
 #      dropout and checkpointing, HF Trainer, JAX with XLA's autotuning on) through corpus.py,
 #      both modes, nimble's debug log on                                          (~450 s)
+#   8  the three new PyTorch programs at 200 steps in interleaved pairs with the idle library,
+#      deterministic and benchmark mode                                         (~400 s, not yet run)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -23,7 +25,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -82,8 +84,12 @@ case $part in
       --only jax_autotune_no_buffers jax_autotune dataloader_workers gpt2_finetune hf_trainer > "$out/7-corpus.txt" 2>&1
     cat "$out/7-corpus/corpus.md"
     ;;
+  8)
+    pairs new-deterministic 260 --pairs 1 --idle dataloader_workers:200 gpt2_finetune:200 hf_trainer:200
+    pairs new-benchmark 260 --pairs 1 --idle --mode benchmark dataloader_workers:200 gpt2_finetune:200 hf_trainer:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1, 2, 3, 4, 5, 6 or 7)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 8)" >&2
     exit 2
     ;;
 esac
