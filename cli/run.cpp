@@ -48,7 +48,8 @@ void add_run_command(CLI::App& app) {
       "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
       "A program's own CUDA graphs (torch.cuda.graph, reduce-overhead, XLA command buffers) are\n"
       "launched by its own calls, in place, between nimble's graphs; an iteration made of nothing\n"
-      "else is left alone. See docs/replay.md.");
+      "else is left alone. nimble run exits with the program's status (128+N if it died of signal N),\n"
+      "whether or not it replayed anything. See docs/replay.md.");
   add_recording_options(*cmd, *options);
   cmd->add_option("--piece", options->run_piece,
                   "launch at most this many ops per graph, so the GPU starts before the program has issued "

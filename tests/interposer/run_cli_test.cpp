@@ -998,6 +998,9 @@ TEST(RunCommand, NothingFoundToRecordKeepsTheProgramsExitStatus) {
             std::string::npos) << r.output;
   const RunResult rec = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "record", "--capture-range", "auto", "-o", dir + "/r.json", "--", probe_path(), "interleaved"});
   EXPECT_EQ(rec.exit_code, 1) << rec.output;
+  // A program that fails keeps its own status too.
+  const RunResult failed = run_with_env({}, {NIMBLE_TEST_CLI, "run", "-o", dir + "/f.json", "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(failed.exit_code, 7) << failed.output;
 }
 
 }  // namespace
