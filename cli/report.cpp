@@ -2,12 +2,15 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "nimble/scheduler/simulate.hpp"
+#include "nimble/trace/recorded.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 
 namespace nimble::cli {
@@ -38,6 +41,44 @@ void print_task_kinds(std::ostream& out, const trace::Trace& trace) {
     line += kind + " " + std::to_string(counts[kind]);
   }
   row(out, "tasks", std::to_string(trace.tasks.size()) + (line.empty() ? "" : " (" + line + ")"));
+}
+
+void print_issuers(std::ostream& out, const trace::Trace& trace) {
+  struct Issuer {
+    std::uint64_t id = 0;
+    std::vector<std::string> kinds;  // in order of first appearance
+    std::map<std::string, std::size_t> counts;
+    std::set<int> streams;
+  };
+  std::vector<Issuer> issuers;
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  for (const trace::Task& task : trace.tasks) {
+    std::optional<std::uint64_t> thread;
+    try {
+      thread = trace::read_thread(task);
+    } catch (const std::exception&) {
+      continue;  // (`check` names a malformed field; a summary passes it by)
+    }
+    if (!thread) continue;
+    auto [at, added] = index.try_emplace(*thread, issuers.size());
+    if (added) issuers.push_back({*thread, {}, {}, {}});
+    Issuer& issuer = issuers[at->second];
+    if (issuer.counts[task.kind]++ == 0) issuer.kinds.push_back(task.kind);
+    if (task.stream) issuer.streams.insert(*task.stream);
+  }
+  if (issuers.size() < 2) return;
+  constexpr std::size_t kListed = 8;
+  row(out, "issued by", std::to_string(issuers.size()) + " threads (the calls of several threads may interleave "
+                                                          "differently in each iteration)");
+  for (std::size_t t = 0; t < issuers.size() && t < kListed; ++t) {
+    const Issuer& issuer = issuers[t];
+    std::string kinds, streams;
+    for (const std::string& kind : issuer.kinds) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(issuer.counts.at(kind));
+    for (int stream : issuer.streams) streams += (streams.empty() ? "" : ", ") + std::to_string(stream);
+    row(out, "  thread " + std::to_string(t), "tid " + std::to_string(issuer.id) + ": " + kinds +
+                                                   (streams.empty() ? "" : "; streams " + streams));
+  }
+  if (issuers.size() > kListed) row(out, "", "and " + std::to_string(issuers.size() - kListed) + " more threads");
 }
 
 void print_plan(std::ostream& out, const scheduler::Stats& s) {

@@ -236,6 +236,25 @@ TEST_F(CliTest, ShowSaysHowTheIterationWasCapturedAndWarnsOfAStretchThatDidNotRe
   EXPECT_EQ(none.out.find("captured"), std::string::npos) << none.out;
 }
 
+// A trace issued from several threads (JAX: one computes, a pool copies inputs in): `show` lists
+// each thread's tasks and streams, in order of first appearance; one thread gives no such lines.
+TEST_F(CliTest, ShowListsTheIssuingThreadsWhenThereAreSeveral) {
+  const fs::path threads = write("threads.json", R"({"format": "nimble-trace", "version": 1, "tasks": [
+      {"id": 0, "kind": "kernel", "deps": [], "stream": 0, "thread": 700},
+      {"id": 1, "kind": "memcpy", "deps": [], "stream": 2, "thread": 701},
+      {"id": 2, "kind": "host_func", "deps": [], "stream": 3, "thread": 701},
+      {"id": 3, "kind": "kernel", "deps": [0, 1], "stream": 0, "thread": 700}]})");
+  const Result run = nimble("show " + threads.string());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("issued by                 2 threads"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("thread 0                tid 700: kernel 2; streams 0"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("thread 1                tid 701: memcpy 1, host_func 1; streams 2, 3"), std::string::npos)
+      << run.out;
+  const Result one = nimble("show " + fork_join().string());
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out.find("issued by"), std::string::npos) << one.out;
+}
+
 TEST_F(CliTest, DemoPrintsThePlanOfTheBundledSample) {
   const Result run = nimble("demo");
   ASSERT_EQ(run.status, 0) << run.err;
