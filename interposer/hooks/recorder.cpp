@@ -45,7 +45,7 @@ void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correl
   const bool arms = call.kind == trace::TaskKind::Kernel || call.kind == trace::TaskKind::Memcpy ||
                     call.kind == trace::TaskKind::Memset || call.kind == trace::TaskKind::Graph;
   s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
-                         thread, correlation, arms);
+                         thread, correlation, arms, /*watched=*/call.kind != trace::TaskKind::HostFunc);
 }
 std::atomic<int> g_program_captures{0};
 

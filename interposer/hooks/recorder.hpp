@@ -121,7 +121,12 @@ CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, A
     if (!observed) {
       CUresult result = CUDA_SUCCESS;
       bool side_exit = false;
-      if (in_plain_phase() && run_counts_plain(task.signature)) {
+      if (task.kind == trace::TaskKind::HostFunc) {
+        // The program's own, never matched and not counted as a call (JAX's transfer threads
+        // launch theirs in another order every step): only what is held back goes out first.
+        short_circuit_host_visible("launched a host function");
+        result = call();
+      } else if (in_plain_phase() && run_counts_plain(task.signature)) {
         result = call();  // a measured plain iteration: the program's own call
       } else if (!run_concerns(task.signature)) {
         run_passed_by();  // the fast path: nothing is under way and this call begins nothing

@@ -35,7 +35,14 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
 }
 
 void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
-                                 std::uint32_t correlation, bool arms) {
+                                 std::uint32_t correlation, bool arms, bool watched) {
+  if (!watched) {
+    // Neither looked at nor counted (nimble run does not count them either); an open window
+    // records it all the same. Issued where the period found begins (a host function right after
+    // the sync that ended the last one), it opens the window, as it began the iteration.
+    if (!side_exit_ && auto_range_ && !finished_ && !open_ && deciding().begins_next()) open_window(correlation, false);
+    return;
+  }
   if (side_exit_) {  // counted to its end, not looked at
     note_window_call(signature, host_sync, arms);
     if (open_ && !host_sync && window_calls_.size() == side_exit_->calls) close_after_task_ = true;

@@ -27,9 +27,13 @@ class RecordingWindow {
   // Around every task and host sync, in issue order (the automatic range decides here). Tasks
   // arrive after their driver call returned: `correlation` is the call's CUPTI id (0: none).
   // `arms`: nimble run may begin a replayed iteration with this call (a kernel, copy, memset or
-  // graph launch; not a host function or other work the program runs itself).
+  // graph launch; not a host function or other work the program runs itself). `watched`: the
+  // automatic range looks at it and the window counts it among its calls. Host functions are not:
+  // nimble run never matches them (the program runs its own) and does not count them, and JAX's
+  // transfer threads launch theirs in an order that changes every step, so a sequence with them
+  // has no period (H200, 2026-11-28). An open window records them all the same.
   void before_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread,
-                   std::uint32_t correlation = 0, bool arms = false);
+                   std::uint32_t correlation = 0, bool arms = false, bool watched = true);
   void after_task();
   // Which stream and thread a task the automatic range watches came from: when no period is
   // found, the exit message says how many (several streams fed from several threads seldom

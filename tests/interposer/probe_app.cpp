@@ -594,6 +594,45 @@ int host_function_first(int iterations) {
   return 0;
 }
 
+// A JAX training step as XLA issues it (H200, 2026-11-28): kernels on the compute stream with a
+// host function among them; the inputs copied in on a transfer stream, each copy followed by a host
+// function, in an order that changes from step to step (a pool of threads takes turns); the loss
+// copied out on one of two streams in alternate steps, then host functions and a sync. Without the
+// host functions every step issues the same calls.
+int pool_order(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  static int scalars[2] = {3, 4};
+  CUstream compute, transfer, out[2];
+  for (CUstream* s : {&compute, &transfer, &out[0], &out[1]}) cuStreamCreate(s, CU_STREAM_NON_BLOCKING);
+  for (int i = 0; i < iterations; ++i) {
+    int n = 100 + i % 5;
+    void* scale_args[] = {&a, &b, &n};
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, compute, scale_args, nullptr);
+    cuLaunchHostFunc(compute, count_host_function, &host_function_calls);
+    const bool interleaved = __builtin_popcount(static_cast<unsigned>(i * 7 + 3)) & 1;
+    cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
+    cuMemcpyHtoDAsync(a, &scalars[0], 4, transfer);
+    if (interleaved) cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
+    cuMemcpyHtoDAsync(a + 4, &scalars[1], 4, transfer);
+    if (!interleaved) cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
+    cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
+    cuStreamSynchronize(transfer);
+    cuLaunchKernel(scale, 2, 1, 1, 64, 1, 1, 0, compute, scale_args, nullptr);
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, compute, fill_args, nullptr);
+    cuStreamSynchronize(compute);
+    cuMemcpyDtoHAsync(host, b, 1024, out[i % 2]);
+    cuLaunchHostFunc(out[i % 2], count_host_function, &host_function_calls);
+    cuStreamSynchronize(out[i % 2]);
+  }
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("host_functions=%d kernels_run=%d graph_launches=%d\n", host_function_calls,
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // A program that builds its own graph node by node, as XLA's command buffers do: a memset and a
 // kernel with no order between them, a child graph after both, a host function, an empty node;
 // every iteration updates the first kernel's scalar in the executable graph and launches it
@@ -882,6 +921,7 @@ int main(int argc, char** argv) {
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
   if (mode == "own-graph") return own_graph(60, false);
   if (mode == "host-function-first") return host_function_first(argc > 2 ? std::atoi(argv[2]) : 60);
+  if (mode == "pool-order") return pool_order(argc > 2 ? std::atoi(argv[2]) : 60);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");

@@ -904,7 +904,7 @@ TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) 
   ASSERT_TRUE(trace.is_object()) << r.output;
   EXPECT_EQ(trace["tasks"][0].value("kind", ""), "host_func") << "the window did not open on the host function";
   const nlohmann::json summary = read_json(dir + "/h.run.json");
-  EXPECT_GT(summary.value("iterations_replayed", 0), 40) << summary.dump(2);  // of 60
+  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);  // of 30 (two steps each: the loss goes out on two streams in turn)
   const RunResult plain = plain_run("host-function-first");
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
   EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60) << r.output;
@@ -986,6 +986,34 @@ TEST(RunCommand, OptionsBecomeTheProgramsVariablesAndUnsetOnesLeaveTheCallers) {
   EXPECT_NE(r.output.find("NIMBLE_RUN_PIECE=32\n"), std::string::npos) << r.output;
 }
 
+
+// A JAX-like step (probe "pool-order"): host functions interleave with the input copies in an
+// order that changes from step to step, and the loss goes out on two streams in turn. The automatic
+// range does not look at host functions (nimble run never matches them), so it finds the step;
+// every later step is replayed, the work a plain run's, every host function run by the program.
+TEST(RunCommand, AStepWhoseHostFunctionsInterleaveDifferentlyEachTimeIsFoundAndReplayed) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/p.json", "pool-order");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/p.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);  // of 30 (two steps each: the loss goes out on two streams in turn)
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  const RunResult plain = plain_run("pool-order");
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
+  EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60 * 5) << r.output;
+  // The trial can time these steps: each begins right after the one before, host functions and all.
+  const RunResult t = run_with_env(fake_driver_env(true, /*trial=*/true),
+                                   with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "pool-order 400"));
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const nlohmann::json trial = read_json(dir + "/t.run.json");
+  ASSERT_FALSE(trial.value("recordings", nlohmann::json::array()).empty()) << trial.dump(2);
+  const nlohmann::json& rec = trial["recordings"][0];
+  EXPECT_TRUE(rec["fallbacks"].empty()) << rec.dump(2);
+  // At least one trial timed both kinds of iteration (which was faster the fake driver decides).
+  EXPECT_FALSE(rec.value("earlier_trial_speedups", nlohmann::json::array()).empty()) << rec.dump(2);
+  EXPECT_EQ(work_of(t.output), work_of(plain_run("pool-order 400").output)) << t.output;
+}
 
 // nimble run stands in for the program: a program in which no iteration repeats ran fine, so
 // nimble run exits with its status (0), saying in one line that nothing was replayed and why;
