@@ -904,7 +904,8 @@ TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) 
   ASSERT_TRUE(trace.is_object()) << r.output;
   EXPECT_EQ(trace["tasks"][0].value("kind", ""), "host_func") << "the window did not open on the host function";
   const nlohmann::json summary = read_json(dir + "/h.run.json");
-  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);  // of 30 (two steps each: the loss goes out on two streams in turn)
+  // Of 30 iterations: each is two steps (the loss goes out on two streams in turn).
+  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);
   const RunResult plain = plain_run("host-function-first");
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
   EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60) << r.output;
@@ -997,7 +998,8 @@ TEST(RunCommand, AStepWhoseHostFunctionsInterleaveDifferentlyEachTimeIsFoundAndR
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/p.run.json");
   ASSERT_TRUE(summary.is_object()) << r.output;
-  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);  // of 30 (two steps each: the loss goes out on two streams in turn)
+  // Of 30 iterations: each is two steps (the loss goes out on two streams in turn).
+  EXPECT_GT(summary.value("iterations_replayed", 0), 20) << summary.dump(2);
   EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
   const RunResult plain = plain_run("pool-order");
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
