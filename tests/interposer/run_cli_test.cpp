@@ -1012,8 +1012,12 @@ TEST(RunCommand, AStepWhoseHostFunctionsInterleaveDifferentlyEachTimeIsFoundAndR
   ASSERT_FALSE(trial.value("recordings", nlohmann::json::array()).empty()) << trial.dump(2);
   const nlohmann::json& rec = trial["recordings"][0];
   EXPECT_TRUE(rec["fallbacks"].empty()) << rec.dump(2);
-  // At least one trial timed both kinds of iteration (which was faster the fake driver decides).
-  EXPECT_FALSE(rec.value("earlier_trial_speedups", nlohmann::json::array()).empty()) << rec.dump(2);
+  // Its trials time both kinds of iteration (which is faster, the fake driver decides; a loaded
+  // machine may leave the last one undecided): none "could not time its iterations".
+  const bool timed = !rec.value("earlier_trial_speedups", nlohmann::json::array()).empty() ||
+                     (rec["timings"]["replayed"].value("iterations", 0) > 0 && rec["timings"]["plain"].value("iterations", 0) > 0);
+  EXPECT_TRUE(timed) << rec.dump(2);
+  EXPECT_EQ(rec.dump().find("could not time"), std::string::npos) << rec.dump(2);
   EXPECT_EQ(work_of(t.output), work_of(plain_run("pool-order 400").output)) << t.output;
 }
 
