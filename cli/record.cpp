@@ -51,7 +51,7 @@ bool rewritten(const FileStamp& before, const FileStamp& after) {
 
 // fork + execvp with the recording environment; the parent ignores ^C like system() does, so
 // the signal reaches the program and nimble reports how it ended.
-int run(const RecordOptions& options, const std::vector<std::string>& env) {
+int run(const RecordOptions& options, const std::vector<std::string>& env, const std::string& verb) {
   struct sigaction ignore {}, old_int {}, old_quit {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
@@ -68,12 +68,12 @@ int run(const RecordOptions& options, const std::vector<std::string>& env) {
     for (const std::string& a : options.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    std::cerr << "nimble record: cannot run " << options.command[0] << ": " << std::strerror(errno) << "\n";
+    std::cerr << verb << ": cannot run " << options.command[0] << ": " << std::strerror(errno) << "\n";
     _exit(127);
   }
   int status = 0;
   if (child < 0) {
-    std::cerr << "nimble record: fork failed: " << std::strerror(errno) << "\n";
+    std::cerr << verb << ": fork failed: " << std::strerror(errno) << "\n";
     status = 1 << 8;
   } else {
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -417,7 +417,7 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   for (auto& e : environment)
     if (e.rfind("LD_PRELOAD=", 0) == 0) e.insert(11, NIMBLE_ASAN_RUNTIME ":");
 #endif
-  const int status = run(options, environment);
+  const int status = run(options, environment, verb);
   exit_code() = status;
 
   std::vector<OutputFile> written;

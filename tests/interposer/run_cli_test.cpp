@@ -1035,6 +1035,9 @@ TEST(RunCommand, NothingFoundToRecordKeepsTheProgramsExitStatus) {
   // A program that fails keeps its own status too.
   const RunResult failed = run_with_env({}, {NIMBLE_TEST_CLI, "run", "-o", dir + "/f.json", "--", "sh", "-c", "exit 7"});
   EXPECT_EQ(failed.exit_code, 7) << failed.output;
+  const RunResult missing = run_with_env({}, {NIMBLE_TEST_CLI, "run", "-o", dir + "/m.json", "--", "/no/such/program"});
+  EXPECT_EQ(missing.exit_code, 127) << missing.output;
+  EXPECT_NE(missing.output.find("nimble run: cannot run /no/such/program"), std::string::npos) << missing.output;
 }
 
 }  // namespace
