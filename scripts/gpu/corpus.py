@@ -98,6 +98,9 @@ def first_difference(a, b):
 # Modes in which each process times its own algorithms (cuDNN's benchmark mode, XLA's autotuning),
 # so two plain processes may differ.
 TIMED_PER_PROCESS = ("benchmark", "autotuned")
+# A program's only way of running (JAX, CuPy), whatever --mode asks for; and every mode.
+ONLY_MODES = ("default", "autotuned")
+MODES = ("deterministic", "benchmark") + ONLY_MODES
 
 
 def identity(traces, mode):
@@ -253,9 +256,9 @@ def main():
         if args.only and name not in args.only:
             continue
         for mode in modes:
-            if args.mode != "both" and mode not in (args.mode, "default", "autotuned"):
+            if args.mode != "both" and mode != args.mode and mode not in ONLY_MODES:
                 continue
-            tag = name if mode in ("deterministic", "default", "autotuned") else name + "_bench"
+            tag = name + "_bench" if mode == "benchmark" else name
             if time.time() > deadline:
                 rows.append({"program": tag, "mode": mode, "why": "skipped (deadline)"})
                 continue

@@ -108,9 +108,11 @@ RunResult nimble_run(const std::string& out, const std::string& mode, bool graph
                                       mode));
 }
 
-// nimble run with the automatic range (no capture marks), the fake driver's graphs and no trial.
-RunResult auto_run(const std::string& out, const std::string& mode, const std::vector<std::string>& extra_env = {}) {
-  std::vector<std::string> env = fake_driver_env(true);
+// nimble run with the automatic range (no capture marks), the fake driver's graphs and no trial
+// (with `trial`, the trial on).
+RunResult auto_run(const std::string& out, const std::string& mode, const std::vector<std::string>& extra_env = {},
+                   bool trial = false) {
+  std::vector<std::string> env = fake_driver_env(true, trial);
   env.insert(env.end(), extra_env.begin(), extra_env.end());
   return run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", out, "--"}, mode));
 }
@@ -914,8 +916,7 @@ TEST(RunCommand, AnIterationThatBeginsWithAHostFunctionIsArmedByItsFirstKernel) 
   // kernel to the next, the host function last), and the trial decides. (Replay of these tiny
   // iterations is slower: three trials, whose timings under a loaded CI machine spread too much for
   // one round to decide, with rests of 16 and 128 iterations between them.)
-  const RunResult t = run_with_env(fake_driver_env(true, /*trial=*/true),
-                                   with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "host-function-first 400"));
+  const RunResult t = auto_run(dir + "/t.json", "host-function-first 400", {}, /*trial=*/true);
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const nlohmann::json trial = read_json(dir + "/t.run.json");
   ASSERT_EQ(trial.value("recordings", nlohmann::json::array()).size(), 1u) << trial.dump(2);
@@ -1005,8 +1006,7 @@ TEST(RunCommand, AStepWhoseHostFunctionsInterleaveDifferentlyEachTimeIsFoundAndR
   EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
   EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 60 * 5) << r.output;
   // The trial can time these steps: each begins right after the one before, host functions and all.
-  const RunResult t = run_with_env(fake_driver_env(true, /*trial=*/true),
-                                   with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "pool-order 400"));
+  const RunResult t = auto_run(dir + "/t.json", "pool-order 400", {}, /*trial=*/true);
   ASSERT_EQ(t.exit_code, 0) << t.output;
   const nlohmann::json trial = read_json(dir + "/t.run.json");
   ASSERT_FALSE(trial.value("recordings", nlohmann::json::array()).empty()) << trial.dump(2);
