@@ -21,6 +21,7 @@
 
 #include "commands.hpp"
 #include "hints.hpp"
+#include "nimble/replayer/bench_report.hpp"
 #include "nimble/trace/io.hpp"
 #include "nimble/trace/recorded.hpp"
 #include "settings/output_path.hpp"
@@ -395,6 +396,17 @@ trace::json results_written_with(const std::string& file, const RecordedProcess&
   return in && json.is_object() ? json : trace::json(nullptr);
 }
 
+namespace {
+// The reason a run summary gives for replaying nothing; "" when there is no such summary.
+std::string nothing_replayed_because(const std::string& summary_path) {
+  std::ifstream in(summary_path);
+  if (!in) return "";
+  const trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const trace::json why = summary.is_object() ? summary.value("nothing_replayed_because", trace::json()) : trace::json();
+  return why.is_string() ? why.get<std::string>() : "";
+}
+}  // namespace
+
 std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb) {
   const std::string preload = preload_library_path();
   if (!fs::exists(preload)) {
@@ -432,7 +444,10 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
         (status != 0 ? "the program ended with status " + std::to_string(status) + " first, or " : std::string()) +
         no_trace_advice(options);
     if (options.run) {
-      std::cerr << verb << ": nothing was replayed: nothing was recorded (" << why << ")\n";
+      // What the program's libnimble.so saw, when it said (nimble run removed the summary before).
+      const std::string said = nothing_replayed_because(replayer::beside_trace(options.output, "run"));
+      std::cerr << verb << ": nothing was replayed: "
+                << (said.empty() ? "nothing was recorded (" + why + ")" : said) << "\n";
     } else {
       std::cerr << verb << ": no trace was written to " << options.output << ": " << why << "\n";
     }

@@ -322,6 +322,11 @@ void RecordingWindow::at_exit() {
                   "iteration to the next, as with JAX's transfer streams, no period repeats exactly; "
                   "nimble run replays iterations whose calls come in the same order every time)";
         }
+        // nimble run's summary: what was seen; more iterations help only a program that ran few.
+        if (config_.run) {
+          run_nothing_recorded(hint + (streams_seen_.size() > 1 ? "" : ". Run more iterations: the detector needs three "
+                                                                       "identical ones in a row"));
+        }
         hint += ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
         break;
       case CaptureRange::Nvtx:

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -169,6 +170,25 @@ void at_exit() {
     // Never let an exit-time problem reach the program.
   }
 }
+
+}  // namespace
+
+void run_nothing_recorded(const std::string& why) {
+  if (run_state()) return;  // something was recorded: its summary says the rest
+  const std::string path = run_output_path(config(), trace_output_path());
+  std::error_code ignored;
+  if (std::filesystem::exists(path, ignored)) return;
+  const trace::json summary = {{"format", "nimble-run"},
+                               {"version", 1},
+                               {"iterations_replayed", 0},
+                               {"recordings", trace::json::array()},
+                               {"nothing_replayed_because", "nothing was recorded: " + why}};
+  if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
+    say("could not write " + path + ": " + *error);
+  }
+}
+
+namespace {
 
 // Device, managed or pinned host memory: anything a kernel could dereference.
 bool cuda_knows_address(std::uint64_t value) {

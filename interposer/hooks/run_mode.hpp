@@ -53,6 +53,11 @@ std::unique_lock<std::mutex> run_hold_apart(bool context_sync, bool capture_begi
 std::optional<bool> run_adopt_ready();
 // Whether the automatic range found this period before (recorded, refused or dropped).
 bool run_knows_period(std::uint64_t fingerprint);
+// At exit, when nothing was recorded: the run summary (TRACE.run.json) says why (`why`, the
+// automatic range's words), so `nimble run` prints that rather than generic advice. Written only
+// where no process wrote a summary first (a helper process that found nothing must not hide the
+// summary of the one that replayed).
+void run_nothing_recorded(const std::string& why);
 // Too many recordings were dropped: nimble run stopped looking (everything is idle now).
 bool run_gave_up();
 // The automatic range stopped looking (it found only known periods). True when nothing is live or
