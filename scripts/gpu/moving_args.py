@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""What changes from one step to the next in a trace of several steps of one program (recorded
+with scripts/gpu/record_steps.sh): which tasks' kernel arguments or copy addresses differ, whether
+the differing words are pointers, and whether they come back after 2, 3 or 4 steps (a program
+rotating among a few sets of buffers) or keep moving.
+
+    python3 scripts/gpu/moving_args.py TRACE.json [--steps N]
+
+The steps are found as the shortest period p (dividing the task count, or given by --steps) whose
+repeats issue the same kernels and copies in the same order; host syncs are left out of the
+comparison (their count may vary)."""
+import argparse
+import collections
+import json
+import sys
+
+
+def shape_of(task):
+    """What must repeat for two tasks to be the same call of two steps."""
+    return (task["kind"], task.get("name") or task.get("api"), task.get("copy", {}).get("bytes"))
+
+
+def words(task):
+    """The task's argument words that may move: kernel argument 8-byte words, copy addresses."""
+    if task["kind"] == "kernel" and task.get("args", {}).get("bytes"):
+        raw = bytes.fromhex(task["args"]["bytes"])
+        pointer_offsets = {p["offset"] for p in task["args"].get("pointers", [])}
+        return {("arg", off, off in pointer_offsets): raw[off:off + 8] for off in range(0, len(raw) - 7, 8)}
+    if task["kind"] == "memcpy":
+        c = task.get("copy", {})
+        return {("src", 0, True): c.get("src"), ("dst", 0, True): c.get("dst")}
+    return {}
+
+
+def show(word):
+    """A changed word as people read it: little-endian bytes as a hex number."""
+    return hex(int.from_bytes(word, "little")) if isinstance(word, bytes) else str(word)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--steps", type=int, help="how many steps the trace holds (default: found)")
+    ap.add_argument("--examples", type=int, default=40, help="how many changed words to show")
+    a = ap.parse_args()
+    tasks = [t for t in json.load(open(a.trace))["tasks"] if t["kind"] in ("kernel", "memcpy", "memset")]
+    n = len(tasks)
+    candidates = [a.steps] if a.steps else range(8, 1, -1)
+    for steps in candidates:
+        if n % steps:
+            continue
+        p = n // steps
+        if all(shape_of(tasks[i]) == shape_of(tasks[i + p]) for i in range(n - p)):
+            break
+    else:
+        sys.exit(f"moving_args.py: {n} tasks do not split into 2-8 steps issuing the same work; "
+                 "record whole steps (record_steps.sh FIRST:END) or pass --steps")
+    print(f"{n} kernels/copies/memsets: {steps} steps of {p}")
+    moved = collections.Counter()      # per step pair: tasks with a changed word
+    by_kind = collections.Counter()    # (pointer?, returns after k steps) over all changed words
+    names = collections.Counter()
+    examples = []
+    for s in range(1, steps):
+        for i in range(p):
+            now, before = tasks[s * p + i], tasks[(s - 1) * p + i]
+            w_now, w_before = words(now), words(before)
+            changed = [k for k in w_now if w_now[k] != w_before.get(k)]
+            if not changed:
+                continue
+            moved[s] += 1
+            names[now.get("name") or now.get("api") or now["kind"]] += 1
+            for k in changed:
+                back = next((d for d in range(2, s + 1) if words(tasks[(s - d) * p + i]).get(k) == w_now[k]), None)
+                by_kind[(k[2], f"back after {back}" if back else "new")] += 1
+                if len(examples) < a.examples:
+                    examples.append(f"  step {s} task {i} {k[0]}@{k[1]}: {show(w_before.get(k))} -> {show(w_now[k])}"
+                                    f"  ({(now.get('name') or now.get('api') or now['kind'])[:60]})")
+    for s in range(1, steps):
+        print(f"step {s} against {s - 1}: {moved[s]} of {p} tasks changed")
+    for (pointer, how), count in sorted(by_kind.items()):
+        print(f"  {'pointer' if pointer else 'other'} words, {how}: {count}")
+    print("first changes:")
+    print("\n".join(examples))
+    print("most often changed:")
+    for name, count in names.most_common(15):
+        print(f"  {count:4d}  {name[:110]}")
+
+
+if __name__ == "__main__":
+    main()
