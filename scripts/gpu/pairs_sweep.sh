@@ -17,7 +17,10 @@
 #      dropout and checkpointing, HF Trainer, JAX with XLA's autotuning on) through corpus.py,
 #      both modes, nimble's debug log on                                          (~450 s)
 #   8  the three new PyTorch programs at 200 steps in interleaved pairs with the idle library,
-#      deterministic and benchmark mode                                         (~400 s, not yet run)
+#      deterministic and benchmark mode     (483 s; the last idle pair, hf_trainer in benchmark
+#      mode, cut by its deadline: docs/benchmarks/sweep-h200-nov28e)
+#   9  never slower? The DataLoader program (its pairs read 0.87-0.93 and the idle library's
+#      0.95-0.97 on 2026-11-28, with no A/A pair): three pairs, A/A and idle     (not yet run)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -25,7 +28,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -88,8 +91,11 @@ case $part in
     pairs new-deterministic 260 --pairs 1 --idle dataloader_workers:200 gpt2_finetune:200 hf_trainer:200
     pairs new-benchmark 260 --pairs 1 --idle --mode benchmark dataloader_workers:200 gpt2_finetune:200 hf_trainer:200
     ;;
+  9)
+    pairs never-slower-dataloader 540 --pairs 3 --aa --idle dataloader_workers:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 8)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 9)" >&2
     exit 2
     ;;
 esac
