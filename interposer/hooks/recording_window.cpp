@@ -27,6 +27,7 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
     if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
     options.remember_diverged = config_.run;
     auto_range_ = std::make_unique<AutoRange>(options);
+    if (config_.debug) tail_.emplace();
     // nimble run matches later iterations call by call, which an interleaving that changes
     // defeats anyway: only recording looks at one thread's lane.
     if (!config_.run) lane_range_ = std::make_unique<AutoRange>(options);
@@ -52,6 +53,8 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
     note_window_call(signature, host_sync, arms);
     return;
   }
+  // The stream note_issuer saw for this call (a host sync has none).
+  if (tail_) tail_->push(signature, kernel, host_sync, thread, host_sync ? ~0ull : last_issuer_.first);
   AutoRange::Action action = AutoRange::Action::None;
   if (!lane_mode_) {
     const AutoRange::Phase before = auto_range_->phase();
@@ -321,6 +324,11 @@ void RecordingWindow::at_exit() {
                   std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "
                   "iteration to the next, as with JAX's transfer streams, no period repeats exactly; "
                   "nimble run replays iterations whose calls come in the same order every time)";
+        }
+        if (tail_ && tail_->size() > 0) {
+          debug_message("automatic range: the last " + std::to_string(tail_->size()) +
+                        " calls looked at (K kernel, Y host sync, T other task; the number tells alike calls "
+                        "apart; @tNsM: thread N, stream M, numbered as they came): " + tail_->text());
         }
         // nimble run's summary: what was seen; more iterations help only a program that ran few.
         if (config_.run) {

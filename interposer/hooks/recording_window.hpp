@@ -15,6 +15,7 @@
 
 #include "config.hpp"
 #include "nimble/replayer/side_exits.hpp"
+#include "detector_tail.hpp"
 #include "period_detector.hpp"
 #include "nimble/trace/trace.hpp"
 
@@ -107,6 +108,7 @@ class RecordingWindow {
   std::optional<std::size_t> first_arming_call_;
   std::vector<std::uint64_t> window_calls_;           // the signatures of the window's calls, in order
   std::set<std::uint64_t> streams_seen_, threads_seen_;  // while detecting (note_issuer), at most 64 each
+  std::optional<DetectorTail> tail_;  // NIMBLE_DEBUG=1: the last calls looked at, logged when none repeated
   std::pair<std::uint64_t, std::uint64_t> last_issuer_{~0ull, ~0ull};  // (stream, thread) of the last call noted
   int ranges_seen_ = 0;           // cuProfilerStart calls / NVTX ranges named NIMBLE's NAME
   std::uint64_t nvtx_window_thread_ = 0;  // the push that opened the window: its thread

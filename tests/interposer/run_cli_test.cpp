@@ -1039,6 +1039,15 @@ TEST(RunCommand, NothingFoundToRecordKeepsTheProgramsExitStatus) {
   EXPECT_EQ(summary.value("iterations_replayed", -1), 0);
   EXPECT_NE(summary.value("nothing_replayed_because", std::string()).find("nothing was recorded: no repeating period"),
             std::string::npos) << summary.dump();
+  // With NIMBLE_DEBUG=1 the log shows the calls the automatic range looked at last, each with its
+  // thread and stream (the probe's two streams), to see why nothing repeated.
+  std::vector<std::string> debug_env = fake_driver_env(true);
+  debug_env.push_back("NIMBLE_DEBUG=1");
+  const RunResult debug = run_with_env(debug_env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/d.json", "--", probe_path(), "interleaved"});
+  EXPECT_NE(debug.output.find("automatic range: the last 160 calls looked at"), std::string::npos) << debug.output;
+  EXPECT_NE(debug.output.find("K0@t0s0"), std::string::npos) << debug.output;
+  EXPECT_NE(debug.output.find("@t0s1"), std::string::npos) << debug.output;
+  EXPECT_EQ(r.output.find("calls looked at"), std::string::npos) << r.output;  // only when asked for
   const RunResult rec = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "record", "--capture-range", "auto", "-o", dir + "/r.json", "--", probe_path(), "interleaved"});
   EXPECT_EQ(rec.exit_code, 1) << rec.output;
   // A program that fails keeps its own status too.
