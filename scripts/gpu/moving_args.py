@@ -4,13 +4,14 @@ with scripts/gpu/record_steps.sh): which tasks' kernel arguments or copy address
 the differing words are pointers, and whether they come back after 2, 3 or 4 steps (a program
 rotating among a few sets of buffers) or keep moving.
 
-    python3 scripts/gpu/moving_args.py TRACE.json [--steps N]
+    python3 scripts/gpu/moving_args.py TRACE.json[.gz] [--steps N]
 
 The steps are found as the shortest period p (dividing the task count, or given by --steps) whose
 repeats issue the same kernels and copies in the same order; host syncs are left out of the
 comparison (their count may vary)."""
 import argparse
 import collections
+import gzip
 import json
 import sys
 
@@ -37,29 +38,28 @@ def show(word):
     return hex(int.from_bytes(word, "little")) if isinstance(word, bytes) else str(word)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("trace")
-    ap.add_argument("--steps", type=int, help="how many steps the trace holds (default: found)")
-    ap.add_argument("--examples", type=int, default=40, help="how many changed words to show")
-    a = ap.parse_args()
-    tasks = [t for t in json.load(open(a.trace))["tasks"] if t["kind"] in ("kernel", "memcpy", "memset")]
+def split_steps(tasks, steps=None):
+    """(steps, calls per step): the most steps (8 down to 2, or exactly `steps`) whose repeats issue
+    the same kernels and copies in the same order; None when none does."""
     n = len(tasks)
-    candidates = [a.steps] if a.steps else range(8, 1, -1)
-    for steps in candidates:
-        if n % steps:
+    for count in ([steps] if steps else range(8, 1, -1)):
+        if count < 2 or n % count:
             continue
-        p = n // steps
+        p = n // count
         if all(shape_of(tasks[i]) == shape_of(tasks[i + p]) for i in range(n - p)):
-            break
-    else:
-        sys.exit(f"moving_args.py: {n} tasks do not split into 2-8 steps issuing the same work; "
-                 "record whole steps (record_steps.sh FIRST:END) or pass --steps")
-    print(f"{n} kernels/copies/memsets: {steps} steps of {p}")
-    moved = collections.Counter()      # per step pair: tasks with a changed word
-    by_kind = collections.Counter()    # (pointer?, returns after k steps) over all changed words
-    names = collections.Counter()
-    examples = []
+            return count, p
+    return None
+
+
+def task_name(task):
+    return task.get("name") or task.get("api") or task["kind"]
+
+
+def step_changes(tasks, steps, p, most_examples=40):
+    """What changed between consecutive steps: `moved` (step -> calls with a changed word),
+    `by_kind` ((pointer?, "back after K" or "new") -> words), `names` (call name -> changes) and
+    the first `most_examples` changes as text."""
+    moved, by_kind, names, examples = collections.Counter(), collections.Counter(), collections.Counter(), []
     for s in range(1, steps):
         for i in range(p):
             now, before = tasks[s * p + i], tasks[(s - 1) * p + i]
@@ -68,21 +68,39 @@ def main():
             if not changed:
                 continue
             moved[s] += 1
-            names[now.get("name") or now.get("api") or now["kind"]] += 1
+            names[task_name(now)] += 1
             for k in changed:
                 back = next((d for d in range(2, s + 1) if words(tasks[(s - d) * p + i]).get(k) == w_now[k]), None)
                 by_kind[(k[2], f"back after {back}" if back else "new")] += 1
-                if len(examples) < a.examples:
+                if len(examples) < most_examples:
                     examples.append(f"  step {s} task {i} {k[0]}@{k[1]}: {show(w_before.get(k))} -> {show(w_now[k])}"
-                                    f"  ({(now.get('name') or now.get('api') or now['kind'])[:60]})")
+                                    f"  ({task_name(now)[:60]})")
+    return {"moved": moved, "by_kind": by_kind, "names": names, "examples": examples}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--steps", type=int, help="how many steps the trace holds (default: found)")
+    ap.add_argument("--examples", type=int, default=40, help="how many changed words to show")
+    a = ap.parse_args()
+    with (gzip.open if a.trace.endswith(".gz") else open)(a.trace, "rt") as f:
+        tasks = [t for t in json.load(f)["tasks"] if t["kind"] in ("kernel", "memcpy", "memset")]
+    split = split_steps(tasks, a.steps)
+    if not split:
+        sys.exit(f"moving_args.py: {len(tasks)} tasks do not split into 2-8 steps issuing the same work; "
+                 "record whole steps (record_steps.sh FIRST:END) or pass --steps")
+    steps, p = split
+    print(f"{len(tasks)} kernels/copies/memsets: {steps} steps of {p}")
+    c = step_changes(tasks, steps, p, a.examples)
     for s in range(1, steps):
-        print(f"step {s} against {s - 1}: {moved[s]} of {p} tasks changed")
-    for (pointer, how), count in sorted(by_kind.items()):
+        print(f"step {s} against {s - 1}: {c['moved'][s]} of {p} tasks changed")
+    for (pointer, how), count in sorted(c["by_kind"].items()):
         print(f"  {'pointer' if pointer else 'other'} words, {how}: {count}")
     print("first changes:")
-    print("\n".join(examples))
+    print("\n".join(c["examples"]))
     print("most often changed:")
-    for name, count in names.most_common(15):
+    for name, count in c["names"].most_common(15):
         print(f"  {count:4d}  {name[:110]}")
 
 
