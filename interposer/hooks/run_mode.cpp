@@ -171,25 +171,6 @@ void at_exit() {
   }
 }
 
-}  // namespace
-
-void run_nothing_recorded(const std::string& why) {
-  if (run_state()) return;  // something was recorded: its summary says the rest
-  const std::string path = run_output_path(config(), trace_output_path());
-  std::error_code ignored;
-  if (std::filesystem::exists(path, ignored)) return;
-  const trace::json summary = {{"format", "nimble-run"},
-                               {"version", 1},
-                               {"iterations_replayed", 0},
-                               {"recordings", trace::json::array()},
-                               {"nothing_replayed_because", "nothing was recorded: " + why}};
-  if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
-    say("could not write " + path + ": " + *error);
-  }
-}
-
-namespace {
-
 // Device, managed or pinned host memory: anything a kernel could dereference.
 bool cuda_knows_address(std::uint64_t value) {
   RunState* r = run_state();
@@ -517,6 +498,19 @@ std::optional<replayer::SideExitWindow> run_take_side_exit() {
   std::optional<replayer::SideExitWindow> out;
   out.swap(t_side_exit);
   return out;
+}
+
+// A session that never recorded anything writes the same summary, with the automatic range's words.
+void run_nothing_recorded(const std::string& why) {
+  if (run_state()) return;  // something was recorded: its summary says the rest
+  const std::string path = run_output_path(config(), trace_output_path());
+  std::error_code ignored;
+  if (std::filesystem::exists(path, ignored)) return;
+  const replayer::RunSession nothing(replayer::RunOptions{}, &cuda_knows_address, &now_ns);
+  const trace::json summary = replayer::nothing_recorded_json(nothing, trace_output_path(), why);
+  if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
+    say("could not write " + path + ": " + *error);
+  }
 }
 
 bool run_knows_period(std::uint64_t fingerprint) {

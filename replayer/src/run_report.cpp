@@ -10,6 +10,8 @@
 namespace nimble::replayer {
 namespace {
 
+constexpr const char* kNothingReplayedBecause = "nothing_replayed_because";
+
 trace::json phase_json(const IterationTimes& t) {
   return {{"iterations", t.iterations}, {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}};
 }
@@ -128,7 +130,8 @@ const Recording* main_recording(const RunSession& session, std::size_t* index) {
   return best;
 }
 
-std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals) {
+std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals,
+                                     const std::string& nothing_recorded) {
   if (session.iterations_replayed() > 0) return "";
   std::string why;
   for (const std::string& refusal : refusals) why += (why.empty() ? "" : "; ") + refusal;
@@ -145,6 +148,7 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
       why += (why.empty() ? "" : "; ") + rec->name + " never matched the program's later calls";
     }
   }
+  if (why.empty() && !nothing_recorded.empty()) return "nothing was recorded: " + nothing_recorded;
   return why.empty() ? "no recorded iteration could be replayed" : why;
 }
 
@@ -249,7 +253,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"refused", in.refusals},
                          {"calls_seen", session.calls_seen()}};
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
-    summary["nothing_replayed_because"] = why;
+    summary[kNothingReplayedBecause] = why;
   }
   if (main) {
     summary["setup"] = extras_of(in, main_index).setup;
@@ -257,6 +261,12 @@ trace::json run_summary_json(const RunReportInput& in) {
     if (session.options().compare_block > 0 && main->comparison) summary["compare"] = comparison_json(*main->comparison);
     if (main->memo) summary["library"] = library_json(*main->memo, in.heuristics);
   }
+  return summary;
+}
+
+trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why) {
+  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}});
+  summary[kNothingReplayedBecause] = nothing_replayed_because(session, {}, why);
   return summary;
 }
 

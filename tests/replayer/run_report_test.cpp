@@ -163,6 +163,20 @@ TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
   EXPECT_FALSE(j["recordings"][0].contains("resting_because"));
 }
 
+TEST(RunReport, AProcessThatRecordedNothingSaysWhatTheAutomaticRangeSaw) {
+  const RunSession s = trusted_session();
+  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks");
+  EXPECT_EQ(j.value("nothing_replayed_because", ""), "nothing was recorded: no repeating period was found in 160 tasks");
+  // The fields of every summary, empty: tools read one shape.
+  EXPECT_EQ(j.value("format", ""), "nimble-run");
+  EXPECT_EQ(j.value("iterations_replayed", -1), 0);
+  EXPECT_TRUE(j["recordings"].is_array() && j["recordings"].empty());
+  EXPECT_TRUE(j["fallbacks"].is_array() && j["fallbacks"].empty());
+  EXPECT_EQ(j.value("trace", ""), "/tmp/t.json");
+  // A session whose recordings were refused keeps saying so: the refusals are the reason then.
+  EXPECT_EQ(nothing_replayed_because(s, {"/tmp/t.json: refused"}, "no period"), "/tmp/t.json: refused");
+}
+
 TEST(RunReport, AFalseStartNobodyTookOverKeepsItsReason) {
   // The program's input copy matches, then a kernel of another shape: not a fall-back (only the
   // first call matched), but the summary says why that step ran plain.

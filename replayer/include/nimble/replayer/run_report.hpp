@@ -64,7 +64,8 @@ struct RunReportInput {
 // when there is none. `index` gets its place among the session's recordings.
 const Recording* main_recording(const RunSession& session, std::size_t* index);
 // Why nothing was replayed, in one line, or "" when something was.
-std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals);
+std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals,
+                                     const std::string& nothing_recorded = "");
 
 trace::json comparison_json(const Comparison& comparison);
 std::string comparison_text(const Comparison& comparison);  // --compare's result line
@@ -73,6 +74,10 @@ trace::json never_skipped_json(const std::vector<NeverSkipped>& sites);  // each
 std::string never_skipped_text(const std::vector<NeverSkipped>& sites);  // the exit lines, grouped
 
 trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
+// TRACE.run.json of a process that recorded no iteration at all (`session` has no recording):
+// the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
+// period was found in ...").
+trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why);
 std::string run_summary_text(const RunReportInput& in);  // the lines printed at exit
 
 }  // namespace nimble::replayer
