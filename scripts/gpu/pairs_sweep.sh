@@ -21,6 +21,9 @@
 #      mode, cut by its deadline: docs/benchmarks/sweep-h200-nov28e)
 #   9  never slower? The DataLoader program (its pairs read 0.87-0.93 and the idle library's
 #      0.95-0.97 on 2026-11-28, with no A/A pair): three pairs, A/A and idle     (not yet run)
+#  10  why JAX with XLA's autotuning repeats nothing free-running: nimble run with NIMBLE_DEBUG=1,
+#      command buffers on and off, whose logs end with the last 256 calls the automatic range
+#      looked at (thread and stream of each)                                    (not yet run)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -28,7 +31,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -94,9 +97,19 @@ case $part in
   9)
     pairs never-slower-dataloader 540 --pairs 3 --aa --idle dataloader_workers:200
     ;;
+  10)
+    cd "$root/tests/programs"
+    for flags in "" "--xla_gpu_enable_command_buffer="; do
+      name=jax-debug${flags:+-no-buffers}
+      XLA_FLAGS="$flags" XLA_PYTHON_CLIENT_PREALLOCATE=false STEPS=60 NIMBLE_DEBUG=1 timeout 150 \
+        "$root/build-gpu/bin/nimble" run -o "$out/$name.json" -- python3 jax_flax_train.py > "$out/$name.txt" 2>&1
+      echo "$name: exit $?"; grep -v '^CORPUS' "$out/$name.txt" | tail -3 | cut -c1-300
+    done
+    cd "$root/scripts/gpu"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 9)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 10)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json
