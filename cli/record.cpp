@@ -387,25 +387,28 @@ std::string rank_note(const RecordedProcess& process) {
   return process.who.empty() ? "" : " (" + process.who + ")";
 }
 
-trace::json results_written_with(const std::string& file, const RecordedProcess& process) {
-  std::error_code a, b;
-  const auto results = fs::last_write_time(file, a), trace = fs::last_write_time(process.path, b);
-  if (a || b || results < trace) return nullptr;  // none, or an earlier run's
+namespace {
+// The JSON object in `file`; null when it is missing or not an object.
+trace::json json_object_in(const std::string& file) {
   std::ifstream in(file);
   trace::json json = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
   return in && json.is_object() ? json : trace::json(nullptr);
 }
 
-namespace {
 // The reason a run summary gives for replaying nothing; "" when there is no such summary.
 std::string nothing_replayed_because(const std::string& summary_path) {
-  std::ifstream in(summary_path);
-  if (!in) return "";
-  const trace::json summary = trace::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const trace::json summary = json_object_in(summary_path);
   const trace::json why = summary.is_object() ? summary.value("nothing_replayed_because", trace::json()) : trace::json();
   return why.is_string() ? why.get<std::string>() : "";
 }
 }  // namespace
+
+trace::json results_written_with(const std::string& file, const RecordedProcess& process) {
+  std::error_code a, b;
+  const auto results = fs::last_write_time(file, a), trace = fs::last_write_time(process.path, b);
+  if (a || b || results < trace) return nullptr;  // none, or an earlier run's
+  return json_object_in(file);
+}
 
 std::vector<RecordedProcess> record_program(const RecordOptions& options, const std::string& verb) {
   const std::string preload = preload_library_path();

@@ -60,17 +60,18 @@ def step_changes(tasks, steps, p, most_examples=40):
     `by_kind` ((pointer?, "back after K" or "new") -> words), `names` (call name -> changes) and
     the first `most_examples` changes as text."""
     moved, by_kind, names, examples = collections.Counter(), collections.Counter(), collections.Counter(), []
+    all_words = [words(t) for t in tasks]  # each task's words, read once
     for s in range(1, steps):
         for i in range(p):
-            now, before = tasks[s * p + i], tasks[(s - 1) * p + i]
-            w_now, w_before = words(now), words(before)
+            now = tasks[s * p + i]
+            w_now, w_before = all_words[s * p + i], all_words[(s - 1) * p + i]
             changed = [k for k in w_now if w_now[k] != w_before.get(k)]
             if not changed:
                 continue
             moved[s] += 1
             names[task_name(now)] += 1
             for k in changed:
-                back = next((d for d in range(2, s + 1) if words(tasks[(s - d) * p + i]).get(k) == w_now[k]), None)
+                back = next((d for d in range(2, s + 1) if all_words[(s - d) * p + i].get(k) == w_now[k]), None)
                 by_kind[(k[2], f"back after {back}" if back else "new")] += 1
                 if len(examples) < most_examples:
                     examples.append(f"  step {s} task {i} {k[0]}@{k[1]}: {show(w_before.get(k))} -> {show(w_now[k])}"
