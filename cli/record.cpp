@@ -22,6 +22,7 @@
 #include "commands.hpp"
 #include "hints.hpp"
 #include "nimble/replayer/bench_report.hpp"
+#include "nimble/replayer/run_report.hpp"
 #include "nimble/trace/io.hpp"
 #include "nimble/trace/recorded.hpp"
 #include "settings/output_path.hpp"
@@ -398,7 +399,7 @@ trace::json json_object_in(const std::string& file) {
 // The reason a run summary gives for replaying nothing; "" when there is no such summary.
 std::string nothing_replayed_because(const std::string& summary_path) {
   const trace::json summary = json_object_in(summary_path);
-  const trace::json why = summary.is_object() ? summary.value("nothing_replayed_because", trace::json()) : trace::json();
+  const trace::json why = summary.is_object() ? summary.value(replayer::kNothingReplayedBecause, trace::json()) : trace::json();
   return why.is_string() ? why.get<std::string>() : "";
 }
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "nimble/replayer/bench_report.hpp"
+#include "nimble/replayer/run_report.hpp"
 #include "nimble/trace/io.hpp"
 #include "record.hpp"
 
@@ -79,7 +80,7 @@ void add_run_command(CLI::App& app) {
                   << ")\n";
         continue;
       }
-      const trace::json why = summary.value("nothing_replayed_because", trace::json());
+      const trace::json why = summary.value(replayer::kNothingReplayedBecause, trace::json());
       std::cout << "nimble run" << rank_note(p) << ": " << summary.value("iterations_replayed", 0)
                 << " iteration(s) replayed, " << summary.value("fallbacks", trace::json::array()).size() << " kind(s) of fall-back; trace " << p.path
                 << ", summary " << path << " (program exited with " << status << ")\n";

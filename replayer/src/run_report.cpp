@@ -10,8 +10,6 @@
 namespace nimble::replayer {
 namespace {
 
-constexpr const char* kNothingReplayedBecause = "nothing_replayed_because";
-
 trace::json phase_json(const IterationTimes& t) {
   return {{"iterations", t.iterations}, {"median_ms", t.median_ms}, {"p10_ms", t.p10_ms}, {"p90_ms", t.p90_ms}};
 }

@@ -73,6 +73,8 @@ trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& heuris
 trace::json never_skipped_json(const std::vector<NeverSkipped>& sites);  // each site in full
 std::string never_skipped_text(const std::vector<NeverSkipped>& sites);  // the exit lines, grouped
 
+// The summary's field that says why nothing was replayed (read back by `nimble run`).
+inline constexpr const char* kNothingReplayedBecause = "nothing_replayed_because";
 trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 // TRACE.run.json of a process that recorded no iteration at all (`session` has no recording):
 // the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
