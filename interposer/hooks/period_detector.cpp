@@ -203,15 +203,32 @@ bool AutoRange::begin_sub_period(std::size_t stretch) {
 // check was made (whether or not it found one).
 bool AutoRange::look_while_quiet(bool host_sync) {
   const std::size_t quiet_for = total_ - last_sync_;
-  if (host_sync || last_sync_ == 0 || options_.quiet_after == 0 || quiet_for <= options_.quiet_after ||
-      quiet_for > options_.max_period || total_ - last_check_ < options_.quiet_check) {
+  const std::size_t threshold = quiet_threshold();
+  if (host_sync || last_sync_ == 0 || threshold == 0 || quiet_for <= threshold || quiet_for > options_.max_period ||
+      total_ - last_check_ < std::min(options_.quiet_check, threshold / 2)) {
     return false;
   }
   last_check_ = total_;
   const auto span = static_cast<std::size_t>(options_.quiet_cover * static_cast<double>(std::min(quiet_for, history_.size())));
-  const std::size_t p = explaining_period(span);
+  std::size_t p = explaining_period(span);
+  // Quiet by the program's own measure, not the fixed one: what repeats over that many tasks is
+  // its loop, even when set-up after the last sync is most of the stretch.
+  if (p == 0 && threshold < options_.quiet_after) p = explaining_period(threshold);
   if (p != 0) begin_waiting(p, p, phase_after_last_sync(p), period_fingerprint(history_, p), false);
   return true;
+}
+
+// Tasks without a sync after which a program that did sync counts as quiet (0: never).
+std::size_t AutoRange::quiet_threshold() const {
+  if (options_.quiet_after == 0) return 0;
+  if (sync_gaps_seen_ < sync_gaps_.size()) return options_.quiet_after;  // its cadence is not known yet
+  const std::size_t longest = *std::max_element(sync_gaps_.begin(), sync_gaps_.end());
+  return std::clamp(2 * longest, std::min(options_.quiet_after_min, options_.quiet_after), options_.quiet_after);
+}
+
+void AutoRange::note_sync_gap() {
+  if (last_sync_ever_ != 0) sync_gaps_[sync_gaps_seen_++ % sync_gaps_.size()] = total_ - last_sync_ever_;
+  last_sync_ever_ = total_;
 }
 
 // Found away from a sync (a stretch without syncs longer than max_period, in a program that did
@@ -270,6 +287,7 @@ void AutoRange::append(std::uint64_t signature, bool kernel) {
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
   append(signature, kernel);
   trim_history();
+  if (host_sync) note_sync_gap();
 
   switch (phase_) {
     case Phase::Detecting: {

@@ -12,6 +12,7 @@
 // parameter uploads: copy, sync, copy, sync) are not taken for the iteration.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -94,6 +95,11 @@ class AutoRange {
     std::size_t quiet_after = 4096;
     std::size_t quiet_check = 2048;
     double quiet_cover = 0.75;
+    // A program whose last syncs came close together (JAX autotuning at start-up, then a loop
+    // that never reads its loss) is quiet sooner: after twice the longest of its last few gaps
+    // between syncs, at least this many tasks, looked at twice as often; a period whose run
+    // explains that many tasks is taken even if set-up since the sync is most of the rest.
+    std::size_t quiet_after_min = 512;
     std::size_t min_span = 32;                      // short periods repeat until they cover this
     bool require_kernel = true;                     // a period without kernels is not an iteration
     int iteration = 1;                              // record the N-th period after detection
@@ -153,6 +159,8 @@ class AutoRange {
   bool matches_period() const;
   bool begin_sub_period(std::size_t stretch);
   bool look_while_quiet(bool host_sync);
+  std::size_t quiet_threshold() const;
+  void note_sync_gap();
   bool met_remembered() const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
@@ -169,6 +177,9 @@ class AutoRange {
   Phase phase_ = Phase::Detecting;
   std::size_t total_ = 0;
   std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)
+  std::size_t last_sync_ever_ = 0;  // the same, kept across restart()
+  std::array<std::size_t, 4> sync_gaps_{};  // the last gaps between syncs (tasks), newest at sync_gaps_seen_ % 4
+  std::size_t sync_gaps_seen_ = 0;
   std::size_t last_check_ = 0;
   std::size_t period_ = 0;
   std::size_t match_distance_ = 0;  // the steady tasks repeat at this distance (period_ or the sync period)

@@ -180,6 +180,58 @@ TEST(AutoRange, AStepIsFoundWhileTheProgramIsQuietBetweenRareSyncs) {
   EXPECT_GT(expect_recorded(later, seq, step.size()).begin, first_read);
 }
 
+// A JAX training script as the H200 showed it (2026-11-28, NIMBLE_DEBUG's last calls): XLA's
+// autotuning syncs every few tasks at start-up, compiling and loading the step issues a few hundred
+// tasks more without a sync, and then 60 steps of 28 tasks never sync (the losses are read at the
+// end). Quiet by the program's own measure, the step is found in time to be replayed; with the
+// fixed measure (4,096 tasks since the last sync) it never was.
+TEST(AutoRange, ALoopThatNeverSyncsAfterAStartUpThatSyncedOftenIsFoundSoon) {
+  std::vector<std::uint64_t> seq;
+  for (std::uint64_t k = 0; k < 200; ++k) seq.insert(seq.end(), {3000 + k, kCopy, kSync});  // autotuning
+  for (std::uint64_t k = 0; k < 400; ++k) seq.push_back(5000 + k % 97);                  // loading the step
+  const std::size_t loop = seq.size();
+  std::vector<std::uint64_t> step = {kCopy, kCopy};
+  for (std::uint64_t k = 0; k < 26; ++k) step.push_back(100 + k);
+  for (int s = 0; s < 60; ++s) seq.insert(seq.end(), step.begin(), step.end());
+  for (int k = 0; k < 30; ++k) seq.push_back(kSync);  // the losses read at exit
+  AutoRange range(AutoRange::Options{});
+  const Window w = expect_recorded(range, seq, step.size());
+  EXPECT_LT(w.end, loop + 40 * step.size());  // 20 steps or more left to replay
+  EXPECT_GE(w.begin, loop);
+  // Its phase: the run after the last sync began where the set-up's tasks stopped repeating.
+  const std::vector<std::uint64_t> recorded(seq.begin() + static_cast<std::ptrdiff_t>(w.begin),
+                                            seq.begin() + static_cast<std::ptrdiff_t>(w.end));
+  std::vector<std::uint64_t> sorted_recorded = recorded, sorted_step = step;
+  std::sort(sorted_recorded.begin(), sorted_recorded.end());
+  std::sort(sorted_step.begin(), sorted_step.end());
+  EXPECT_EQ(sorted_recorded, sorted_step);  // one whole step, whatever its phase
+
+  // A program that synced only once before is quiet after the fixed 4,096 tasks: nothing here.
+  std::vector<std::uint64_t> once(seq.begin() + 3 * 199, seq.end());
+  AutoRange fixed(AutoRange::Options{});
+  EXPECT_FALSE(run(fixed, once).found);
+}
+
+// Gradient accumulation (the test above's sizes) after a start-up that synced often (parameters
+// uploaded one by one): the micro-batches, repeated inside each step, are still not recorded for
+// the step, though the program counts as quiet early.
+TEST(AutoRange, MicroBatchesAreNotTakenForTheStepAfterAStartUpThatSyncedOften) {
+  std::vector<std::uint64_t> micro, step;
+  for (std::uint64_t k = 0; k < 150; ++k) micro.push_back(100 + k);
+  for (int m = 0; m < 4; ++m) step.insert(step.end(), micro.begin(), micro.end());
+  for (std::uint64_t k = 0; k < 100; ++k) step.push_back(500 + k);
+  std::vector<std::uint64_t> seq;
+  for (std::uint64_t k = 0; k < 50; ++k) seq.insert(seq.end(), {3000 + k, kCopy, kSync});  // parameter uploads
+  for (int s = 0; s < 30; ++s) {
+    seq.insert(seq.end(), step.begin(), step.end());
+    if ((s + 1) % 10 == 0) seq.insert(seq.end(), {kCopy, kSync});
+  }
+  AutoRange range(AutoRange::Options{});
+  const Window w = expect_recorded(range, seq, step.size());
+  EXPECT_LT(w.end, 150 + 10 * step.size());  // before the first loss read (a micro-batch may be a
+                                              // candidate first, one that never opens a window)
+}
+
 TEST(PeriodExplaining, TheStepExplainsALongSpanItsRepeatedLayersDoNot) {
   // Steps of three identical layers and a head; the layers alone explain the last 9 entries.
   const std::vector<std::uint64_t> step = {1, 2, 3, 1, 2, 3, 1, 2, 3, 9};
