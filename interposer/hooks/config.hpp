@@ -35,6 +35,7 @@ struct Config {
   int run_compare = defaults::run_compare;              // NIMBLE_RUN_COMPARE
   bool run_skip_library = defaults::run_skip_library;   // NIMBLE_RUN_SKIP_LIBRARY
   bool run_multi_stream = defaults::run_multi_stream;   // NIMBLE_RUN_MULTI_STREAM
+  bool run_side_threads = defaults::run_side_threads;   // NIMBLE_RUN_SIDE_THREADS
   int run_recordings = defaults::run_recordings;        // NIMBLE_RUN_RECORDINGS
   int run_trial = defaults::run_trial;                  // NIMBLE_RUN_TRIAL
   double run_min_speedup = defaults::run_min_speedup;   // NIMBLE_RUN_MIN_SPEEDUP

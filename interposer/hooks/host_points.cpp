@@ -34,6 +34,11 @@ const char* run_reason(HostPoint::Kind kind) {
   return nullptr;
 }
 
+bool on_one_stream(HostPoint::Kind kind) {
+  using Kind = HostPoint::Kind;
+  return kind == Kind::EventRecord || kind == Kind::StreamWait || kind == Kind::StreamSync || kind == Kind::StreamQuery;
+}
+
 void after_host_point(const HookInfo& h, const HostPoint& p) {
   using Kind = HostPoint::Kind;
   switch (p.kind) {

@@ -42,6 +42,9 @@ struct HostPoint {
 // nothing held back needs to go out first (waiting for an event: everything before its record went
 // out when it was recorded).
 const char* run_reason(HostPoint::Kind kind);
+// Whether the point concerns only its stream's work (a side thread's then makes what is held back
+// go out first only when it shares that stream): event records, waits, stream syncs and queries.
+bool on_one_stream(HostPoint::Kind kind);
 // After the call succeeded, while the recorder records: its bookkeeping; and, always, the count
 // of the program's own captures (nimble run passes captured calls through too).
 void after_host_point(const HookInfo& h, const HostPoint& p);
@@ -49,7 +52,13 @@ void after_host_point(const HookInfo& h, const HostPoint& p);
 template <class Real>
 CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
   if (running()) {
-    if (const char* what = run_reason(p.kind)) short_circuit_host_visible(what);
+    if (const char* what = run_reason(p.kind)) {
+      if (on_side_thread() && on_one_stream(p.kind)) {
+        short_circuit_side_call(p.stream, h.stream);  // orders or shows only that stream's work
+      } else {
+        short_circuit_host_visible(what);
+      }
+    }
   }
   if ((p.kind == HostPoint::Kind::EventRecord || p.kind == HostPoint::Kind::StreamWait) && should_record()) {
     p.captured = program_capturing(p.stream, h.stream);

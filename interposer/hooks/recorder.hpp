@@ -36,6 +36,20 @@ inline bool running() { return g_running.load(std::memory_order_relaxed); }
 inline std::atomic<bool> g_tasks_matter{false};
 inline bool tasks_matter() { return g_tasks_matter.load(std::memory_order_relaxed); }
 
+// nimble run (NIMBLE_RUN_SIDE_THREADS): set at start-up. A thread that has launched no kernel or
+// graph yet is a side thread (JAX's transfer threads, which copy inputs and results in another
+// order among the step's calls every step): its copies, memsets and host functions are the
+// program's own, neither looked at, recorded nor matched; the program's events order them with
+// the step.
+inline std::atomic<bool> g_side_threads{false};
+inline thread_local bool t_launched_work = false;
+inline bool on_side_thread() { return g_side_threads.load(std::memory_order_relaxed) && !t_launched_work; }
+inline bool from_side_thread(trace::TaskKind kind) {
+  if (kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Graph) t_launched_work = true;
+  return on_side_thread() &&
+         (kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset || kind == trace::TaskKind::HostFunc);
+}
+
 const Config& config();
 deps::Engine& engine();
 deps::ThreadId current_thread();
@@ -115,6 +129,10 @@ struct NotReplayed {
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
   if (__builtin_expect(g_recording_ready.load(std::memory_order_acquire), 0) && !inside_nimble()) run_recording_ready();
+  if (__builtin_expect(from_side_thread(task.kind), 0) && !inside_nimble()) {
+    if (running()) short_circuit_side_call(task.stream, task.hook.stream);
+    return call();
+  }
   bool observed = false;
   if (running() && !inside_nimble() && !program_capturing(task.stream, task.hook.stream)) {
     observed = tasks_matter() && run_window_opens(task);

@@ -699,6 +699,27 @@ void short_circuit_host_visible(const char* what) {
   publish(r);
 }
 
+void short_circuit_side_call(CUstream stream, StreamVariant variant) {
+  RunState* state = run_state();
+  if (!state || !state->session->engaged()) return;  // nothing can be held back
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!running()) return;
+  InternalScope internal;
+  const std::uint64_t handle = map_stream(stream, variant);
+  const replayer::Recording* active = r.session->active();
+  const bool own_streams = active && r.own_streams[r.session->index_of(*active)];
+  const bool shares = own_streams || handle == r.stream || handle == deps::kLegacyStream ||
+                      r.stream == deps::kLegacyStream || handle == deps::kPerThreadStream;
+  if (!shares) return;
+  try {
+    r.session->on_host_visible_point("issued work from another thread on the replayed iteration's stream");
+  } catch (const std::exception& e) {
+    stop_replay(e);
+  }
+  publish(r);
+}
+
 bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream, StreamVariant variant) {
   RunState* state = run_state();
   if (!state) return false;

@@ -124,5 +124,9 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.
 void short_circuit_host_visible(const char* what);
+// A side thread's copy or memset (from_side_thread), about to run as the program's own: what is
+// held back goes out first when it shares a stream with it (or either is the legacy stream, which
+// waits for the others); on other streams only the program's events order them.
+void short_circuit_side_call(CUstream stream, StreamVariant variant);
 
 }  // namespace nimble::hooks

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 extern "C" const char* fake_driver_last_call();
 extern "C" CUfunction fake_driver_function(const char* which);
@@ -633,6 +634,92 @@ int pool_order(int iterations) {
   return 0;
 }
 
+// A JAX step with its transfer threads (H200, 2026-11-28): after a start-up that syncs every few
+// calls (XLA autotuning), a loop that never syncs. The compute thread waits for the input's event
+// (and the last output copy's), launches ten kernels and records the step's event; two pool
+// threads take turns copying the next input in on the transfer stream, each after a host function
+// and the step that read the last input; another thread copies the result out on one of two streams
+// in alternate steps. The two side copies come in an order that changes every step (the parity of
+// the step's bit count, which never repeats three times over), so the whole sequence has no
+// period; each thread's own calls come in the same order every step. The threads take turns by a
+// fixed schedule, so a plain run issues the same calls.
+int side_threads(int iterations) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float in[256], out[256];
+  CUstream compute, transfer, outs[2];
+  for (CUstream* s : {&compute, &transfer, &outs[0], &outs[1]}) cuStreamCreate(s, CU_STREAM_NON_BLOCKING);
+  CUevent input_ready, step_done, out_done;
+  for (CUevent* e : {&input_ready, &step_done, &out_done}) cuEventCreate(e, CU_EVENT_DISABLE_TIMING);
+  int m = 7;
+  void* fill_args[] = {&b, &m};
+  for (unsigned k = 0; k < 12; ++k) {  // autotuning: a kernel, a copy and a sync, each kernel another
+    cuLaunchKernel(fill, 1 + k, 1, 1, 64, 1, 1, 0, compute, fill_args, nullptr);
+    cuMemcpyDtoHAsync(out, b, 4, compute);
+    cuStreamSynchronize(compute);
+  }
+  enum Role { Compute, Pool0, Pool1, Output };
+  std::vector<std::pair<Role, int>> schedule;  // who issues next, for which step
+  for (int i = 0; i < iterations; ++i) {
+    const std::pair<Role, int> input{i % 2 ? Pool1 : Pool0, i}, output{Output, i};
+    if (i == 0) {
+      schedule.push_back(input);
+    } else if (__builtin_popcount(static_cast<unsigned>(i)) & 1) {
+      schedule.insert(schedule.end(), {output, input});
+    } else {
+      schedule.insert(schedule.end(), {input, output});
+    }
+    schedule.push_back({Compute, i});
+  }
+  schedule.push_back({Output, iterations});
+  std::mutex mu;
+  std::condition_variable turn;
+  std::size_t next = 0;
+  auto take_turns = [&](Role role, auto&& act) {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      turn.wait(lock, [&] { return next == schedule.size() || schedule[next].first == role; });
+      if (next == schedule.size()) return;
+      act(schedule[next].second);
+      ++next;
+      turn.notify_all();
+    }
+  };
+  auto copy_in = [&](int i) {
+    if (i > 0) cuStreamWaitEvent(transfer, step_done, 0);
+    cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
+    cuMemcpyHtoDAsync(a, in, 1024, transfer);
+    cuEventRecord(input_ready, transfer);
+  };
+  auto copy_out = [&](int i) {  // the result of step i - 1
+    cuStreamWaitEvent(outs[i % 2], step_done, 0);
+    cuMemcpyDtoHAsync(out, b, 1024, outs[i % 2]);
+    cuEventRecord(out_done, outs[i % 2]);
+  };
+  auto step = [&](int i) {
+    cuStreamWaitEvent(compute, input_ready, 0);
+    if (i > 0) cuStreamWaitEvent(compute, out_done, 0);
+    for (int k = 0; k < 10; ++k) {
+      int n = 100 + k;
+      void* scale_args[] = {&a, &b, &n};
+      // (The first kernel's grid is its own: a step begins with no other call.)
+      cuLaunchKernel(k % 3 ? scale : fill, k ? 2 : 3, 1, 1, 64, 1, 1, 0, compute, k % 3 ? scale_args : fill_args, nullptr);
+    }
+    cuEventRecord(step_done, compute);
+  };
+  std::thread pool0([&] { take_turns(Pool0, copy_in); });
+  std::thread pool1([&] { take_turns(Pool1, copy_in); });
+  std::thread output([&] { take_turns(Output, copy_out); });
+  take_turns(Compute, step);
+  pool0.join();
+  pool1.join();
+  output.join();
+  cuCtxSynchronize();
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("host_functions=%d kernels_run=%d graph_launches=%d\n", host_function_calls,
+              fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  return 0;
+}
+
 // A program that builds its own graph node by node, as XLA's command buffers do: a memset and a
 // kernel with no order between them, a child graph after both, a host function, an empty node;
 // every iteration updates the first kernel's scalar in the executable graph and launches it
@@ -922,6 +1009,7 @@ int main(int argc, char** argv) {
   if (mode == "own-graph") return own_graph(60, false);
   if (mode == "host-function-first") return host_function_first(argc > 2 ? std::atoi(argv[2]) : 60);
   if (mode == "pool-order") return pool_order(argc > 2 ? std::atoi(argv[2]) : 60);
+  if (mode == "side-threads") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");

@@ -1021,6 +1021,47 @@ TEST(RunCommand, AStepWhoseHostFunctionsInterleaveDifferentlyEachTimeIsFoundAndR
   EXPECT_EQ(work_of(t.output), work_of(plain_run("pool-order 400").output)) << t.output;
 }
 
+// JAX's transfer threads (probe "side-threads"): two pool threads copy inputs in and another copies
+// results out, in an order among the compute thread's calls that never repeats, ordered with the
+// step by the program's events; the loop never syncs after a start-up that synced often. Their
+// calls are the program's own (threads that launched no kernel): the compute thread's step is
+// found and replayed, and the work is a plain run's. Looking at every thread, nothing repeats.
+TEST(RunCommand, CopiesFromThreadsThatLaunchNoKernelsAreTheProgramsOwn) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/s.json", "side-threads");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/s.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_GT(summary.value("iterations_replayed", 0), 150) << summary.dump(2);  // of 300
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary.dump(2);
+  const RunResult plain = plain_run("side-threads");
+  EXPECT_EQ(work_of(r.output), work_of(plain.output)) << r.output;
+  EXPECT_EQ(counts(r.output, "host_functions=").at("host_functions"), 300) << r.output;
+  EXPECT_GT(counts(r.output, "graph_launches=").at("graph_launches"), 150) << r.output;
+  // The recorded step holds the compute thread's ten kernels and none of the copies or host functions.
+  ASSERT_FALSE(summary.value("recordings", nlohmann::json::array()).empty()) << summary.dump(2);
+  const nlohmann::json trace = read_json(summary["recordings"][0].value("trace", std::string()));
+  ASSERT_TRUE(trace.is_object()) << summary.dump(2);
+  int kernels = 0;
+  for (const auto& task : trace["tasks"]) kernels += task.value("kind", "") == "kernel";
+  EXPECT_EQ(kernels, 10) << trace["tasks"].dump();
+  EXPECT_EQ(trace["tasks"].size(), 10u) << trace["tasks"].dump();
+
+  // With the trial on, whatever it decides (the fake driver's timing), no iteration falls back part way.
+  const RunResult t = auto_run(dir + "/t.json", "side-threads 600", {}, /*trial=*/true);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_EQ(work_of(t.output), work_of(plain_run("side-threads 600").output)) << t.output;
+  EXPECT_EQ(read_json(dir + "/t.run.json").dump().find("in the middle of"), std::string::npos) << t.output;
+
+  const RunResult every = auto_run(dir + "/e.json", "side-threads", {"NIMBLE_RUN_SIDE_THREADS=0"});
+  ASSERT_EQ(every.exit_code, 0) << every.output;
+  EXPECT_EQ(work_of(every.output), work_of(plain.output)) << every.output;
+  const nlohmann::json none = read_json(dir + "/e.run.json");
+  EXPECT_EQ(none.value("iterations_replayed", -1), 0) << none.dump(2);
+  EXPECT_NE(none.value("nothing_replayed_because", std::string()).find("no repeating period"), std::string::npos)
+      << none.dump(2);
+}
+
 // nimble run stands in for the program: a program in which no iteration repeats ran fine, so
 // nimble run exits with its status (0), saying in one line that nothing was replayed and why;
 // `nimble record` on the same program fails, having written no trace.
