@@ -23,7 +23,9 @@
 #      0.95-0.97 on 2026-11-28, with no A/A pair): three pairs, A/A and idle     (not yet run)
 #  10  why JAX with XLA's autotuning repeats nothing free-running: nimble run with NIMBLE_DEBUG=1,
 #      command buffers on and off, whose logs end with the last 256 calls the automatic range
-#      looked at (thread and stream of each)                                    (not yet run)
+#      looked at (thread and stream of each)            (60 s; H200 2026-11-28: docs/benchmarks/jax-h200-nov28)
+#  11  JAX with side threads (transfer threads' calls the program's own) and quiet-by-cadence
+#      detection: part 10, then one interleaved pair of each JAX program at 800 steps  (not yet run)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -31,7 +33,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -107,8 +109,12 @@ case $part in
     done
     cd "$root/scripts/gpu"
     ;;
+  11)
+    bash "$0" 10
+    pairs jax 330 --pairs 1 jax_flax_train:800 jax_autotune_no_buffers:800 jax_autotune:800
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 10)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 11)" >&2
     exit 2
     ;;
 esac
