@@ -110,7 +110,7 @@ case $part in
     cd "$root/scripts/gpu"
     ;;
   11)
-    bash "$0" 10
+    bash "$root/scripts/gpu/pairs_sweep.sh" 10
     pairs jax 330 --pairs 1 jax_flax_train:800 jax_autotune_no_buffers:800 jax_autotune:800
     ;;
   *)
