@@ -684,13 +684,20 @@ void library_call_ended(const LibraryTurn& turn, bool succeeded, std::uint64_t h
   rec.memo->observed(turn.site, turn.key, patches, host_ns);
 }
 
-void short_circuit_host_visible(const char* what) {
+namespace {
+
+// What is held back goes out first (or the iteration falls back) when `because`, asked under the
+// session's lock, names why; null: nothing to do.
+template <class Because>
+void held_calls_go_out_if(Because&& because) {
   RunState* state = run_state();
   if (!state || !state->session->engaged()) return;  // nothing can be held back
   RunState& r = *state;
   std::lock_guard<std::mutex> lock(r.mu);
   if (!running()) return;
   InternalScope internal;
+  const char* what = because(r);
+  if (!what) return;
   try {
     r.session->on_host_visible_point(what);
   } catch (const std::exception& e) {
@@ -699,25 +706,21 @@ void short_circuit_host_visible(const char* what) {
   publish(r);
 }
 
+}  // namespace
+
+void short_circuit_host_visible(const char* what) {
+  held_calls_go_out_if([what](const RunState&) { return what; });
+}
+
 void short_circuit_side_call(CUstream stream, StreamVariant variant) {
-  RunState* state = run_state();
-  if (!state || !state->session->engaged()) return;  // nothing can be held back
-  RunState& r = *state;
-  std::lock_guard<std::mutex> lock(r.mu);
-  if (!running()) return;
-  InternalScope internal;
-  const std::uint64_t handle = map_stream(stream, variant);
-  const replayer::Recording* active = r.session->active();
-  const bool own_streams = active && r.own_streams[r.session->index_of(*active)];
-  const bool shares = own_streams || handle == r.stream || handle == deps::kLegacyStream ||
-                      r.stream == deps::kLegacyStream || handle == deps::kPerThreadStream;
-  if (!shares) return;
-  try {
-    r.session->on_host_visible_point("issued work from another thread on the replayed iteration's stream");
-  } catch (const std::exception& e) {
-    stop_replay(e);
-  }
-  publish(r);
+  held_calls_go_out_if([&](const RunState& r) -> const char* {
+    const std::uint64_t handle = map_stream(stream, variant);
+    const replayer::Recording* active = r.session->active();
+    const bool own_streams = active && r.own_streams[r.session->index_of(*active)];
+    const bool shares = own_streams || handle == r.stream || handle == deps::kLegacyStream ||
+                        r.stream == deps::kLegacyStream || handle == deps::kPerThreadStream;
+    return shares ? "issued work from another thread on the replayed iteration's stream" : nullptr;
+  });
 }
 
 bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream, StreamVariant variant) {
