@@ -49,7 +49,10 @@ void add_run_command(CLI::App& app) {
       "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
       "A program's own CUDA graphs (torch.cuda.graph, reduce-overhead, XLA command buffers) are\n"
       "launched by its own calls, in place, between nimble's graphs; an iteration made of nothing\n"
-      "else is left alone. nimble run exits with the program's status (128+N if it died of signal N),\n"
+      "else is left alone. Threads that have launched no kernel (JAX's transfer threads) copy as the\n"
+      "program's own calls, neither recorded nor matched (" + settings::assignment(settings::run_side_threads, "0") +
+      " looks at every thread).\n"
+      "nimble run exits with the program's status (128+N if it died of signal N),\n"
       "whether or not it replayed anything. See docs/replay.md.");
   add_recording_options(*cmd, *options);
   cmd->add_option("--piece", options->run_piece,
