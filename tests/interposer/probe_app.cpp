@@ -642,8 +642,10 @@ int pool_order(int iterations) {
 // in alternate steps. The two side copies come in an order that changes every step (the parity of
 // the step's bit count, which never repeats three times over), so the whole sequence has no
 // period; each thread's own calls come in the same order every step. The threads take turns by a
-// fixed schedule, so a plain run issues the same calls.
-int side_threads(int iterations) {
+// fixed schedule, so a plain run issues the same calls. With `out_on_compute`, the result is copied
+// out on the compute stream in the middle of the next step (after its fifth kernel), ordered with it
+// by that stream alone.
+int side_threads(int iterations, bool out_on_compute) {
   auto [scale, fill, a, b] = LoopParts();
   static float in[256], out[256];
   CUstream compute, transfer, outs[2];
@@ -658,17 +660,24 @@ int side_threads(int iterations) {
     cuStreamSynchronize(compute);
   }
   enum Role { Compute, Pool0, Pool1, Output };
-  std::vector<std::pair<Role, int>> schedule;  // who issues next, for which step
+  struct Turn {
+    Role role;
+    int step;
+    int half = 0;  // the compute thread's step comes in two halves of five kernels
+  };
+  std::vector<Turn> schedule;  // who issues next, for which step
   for (int i = 0; i < iterations; ++i) {
-    const std::pair<Role, int> input{i % 2 ? Pool1 : Pool0, i}, output{Output, i};
-    if (i == 0) {
+    const Turn input{i % 2 ? Pool1 : Pool0, i}, output{Output, i};
+    if (i == 0 || out_on_compute) {
       schedule.push_back(input);
     } else if (__builtin_popcount(static_cast<unsigned>(i)) & 1) {
       schedule.insert(schedule.end(), {output, input});
     } else {
       schedule.insert(schedule.end(), {input, output});
     }
-    schedule.push_back({Compute, i});
+    schedule.push_back({Compute, i, 0});
+    if (i > 0 && out_on_compute) schedule.push_back(output);
+    schedule.push_back({Compute, i, 1});
   }
   schedule.push_back({Output, iterations});
   std::mutex mu;
@@ -677,34 +686,40 @@ int side_threads(int iterations) {
   auto take_turns = [&](Role role, auto&& act) {
     std::unique_lock<std::mutex> lock(mu);
     while (true) {
-      turn.wait(lock, [&] { return next == schedule.size() || schedule[next].first == role; });
+      turn.wait(lock, [&] { return next == schedule.size() || schedule[next].role == role; });
       if (next == schedule.size()) return;
-      act(schedule[next].second);
+      act(schedule[next].step, schedule[next].half);
       ++next;
       turn.notify_all();
     }
   };
-  auto copy_in = [&](int i) {
+  auto copy_in = [&](int i, int) {
     if (i > 0) cuStreamWaitEvent(transfer, step_done, 0);
     cuLaunchHostFunc(transfer, count_host_function, &host_function_calls);
     cuMemcpyHtoDAsync(a, in, 1024, transfer);
     cuEventRecord(input_ready, transfer);
   };
-  auto copy_out = [&](int i) {  // the result of step i - 1
+  auto copy_out = [&](int i, int) {  // the result of step i - 1
+    if (out_on_compute) {
+      cuMemcpyDtoHAsync(out, b, 1024, compute);
+      return;
+    }
     cuStreamWaitEvent(outs[i % 2], step_done, 0);
     cuMemcpyDtoHAsync(out, b, 1024, outs[i % 2]);
     cuEventRecord(out_done, outs[i % 2]);
   };
-  auto step = [&](int i) {
-    cuStreamWaitEvent(compute, input_ready, 0);
-    if (i > 0) cuStreamWaitEvent(compute, out_done, 0);
-    for (int k = 0; k < 10; ++k) {
+  auto step = [&](int i, int half) {
+    if (half == 0) {
+      cuStreamWaitEvent(compute, input_ready, 0);
+      if (i > 0 && !out_on_compute) cuStreamWaitEvent(compute, out_done, 0);
+    }
+    for (int k = 5 * half; k < 5 * half + 5; ++k) {
       int n = 100 + k;
       void* scale_args[] = {&a, &b, &n};
       // (The first kernel's grid is its own: a step begins with no other call.)
       cuLaunchKernel(k % 3 ? scale : fill, k ? 2 : 3, 1, 1, 64, 1, 1, 0, compute, k % 3 ? scale_args : fill_args, nullptr);
     }
-    cuEventRecord(step_done, compute);
+    if (half == 1) cuEventRecord(step_done, compute);
   };
   std::thread pool0([&] { take_turns(Pool0, copy_in); });
   std::thread pool1([&] { take_turns(Pool1, copy_in); });
@@ -1009,7 +1024,8 @@ int main(int argc, char** argv) {
   if (mode == "own-graph") return own_graph(60, false);
   if (mode == "host-function-first") return host_function_first(argc > 2 ? std::atoi(argv[2]) : 60);
   if (mode == "pool-order") return pool_order(argc > 2 ? std::atoi(argv[2]) : 60);
-  if (mode == "side-threads") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300);
+  if (mode == "side-threads") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, false);
+  if (mode == "side-threads-on-compute") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, true);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");

@@ -1062,6 +1062,25 @@ TEST(RunCommand, CopiesFromThreadsThatLaunchNoKernelsAreTheProgramsOwn) {
       << none.dump(2);
 }
 
+// A side thread's copy on the compute stream itself, in the middle of the step (probe
+// "side-threads-on-compute"): ordered with the step's kernels by that stream alone, so the kernels
+// held back before it go out first, and the iteration falls back there. Every step does so: the
+// recording is dropped for it, the work a plain run's.
+TEST(RunCommand, ASideThreadsCopyOnTheReplayedStreamMakesHeldCallsGoOutFirst) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/c.json", "side-threads-on-compute");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("side-threads-on-compute").output)) << r.output;
+  const nlohmann::json summary = read_json(dir + "/c.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  ASSERT_FALSE(summary["fallbacks"].empty()) << summary.dump(2);
+  EXPECT_EQ(summary["fallbacks"][0].value("reason", ""),
+            "the program issued work from another thread on the replayed iteration's stream in the middle of a "
+            "recorded segment")
+      << summary.dump(2);
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0) << summary.dump(2);
+}
+
 // nimble run stands in for the program: a program in which no iteration repeats ran fine, so
 // nimble run exits with its status (0), saying in one line that nothing was replayed and why;
 // `nimble record` on the same program fails, having written no trace.
