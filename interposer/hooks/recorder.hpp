@@ -42,12 +42,22 @@ inline bool tasks_matter() { return g_tasks_matter.load(std::memory_order_relaxe
 // program's own, neither looked at, recorded nor matched; the program's events order them with
 // the step.
 inline std::atomic<bool> g_side_threads{false};
+inline std::atomic<std::size_t> g_side_calls{0}, g_side_thread_count{0};  // for the summary
 inline thread_local bool t_launched_work = false;
+inline thread_local bool t_side_counted = false;
 inline bool on_side_thread() { return g_side_threads.load(std::memory_order_relaxed) && !t_launched_work; }
 inline bool from_side_thread(trace::TaskKind kind) {
   if (kind == trace::TaskKind::Kernel || kind == trace::TaskKind::Graph) t_launched_work = true;
-  return on_side_thread() &&
-         (kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset || kind == trace::TaskKind::HostFunc);
+  if (!on_side_thread() ||
+      !(kind == trace::TaskKind::Memcpy || kind == trace::TaskKind::Memset || kind == trace::TaskKind::HostFunc)) {
+    return false;
+  }
+  g_side_calls.fetch_add(1, std::memory_order_relaxed);
+  if (!t_side_counted) {
+    t_side_counted = true;
+    g_side_thread_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  return true;
 }
 
 const Config& config();
@@ -129,7 +139,7 @@ struct NotReplayed {
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
   if (__builtin_expect(g_recording_ready.load(std::memory_order_acquire), 0) && !inside_nimble()) run_recording_ready();
-  if (__builtin_expect(from_side_thread(task.kind), 0) && !inside_nimble()) {
+  if (!inside_nimble() && __builtin_expect(from_side_thread(task.kind), 0)) {
     if (running()) short_circuit_side_call(task.stream, task.hook.stream);
     return call();
   }

@@ -115,10 +115,14 @@ void release_frees(RunState& r) {
   for (const auto& release : r.session->releasable_frees()) release();
 }
 
+replayer::SideThreadCounts side_thread_counts() {
+  return {g_side_thread_count.load(std::memory_order_relaxed), g_side_calls.load(std::memory_order_relaxed)};
+}
+
 // What the summary takes from the hooks: each recording's setup and graph statistics, the
 // heuristics answered from memory.
 replayer::RunReportInput report_input(const RunState& r) {
-  replayer::RunReportInput in{*r.session, trace_output_path(), r.refusals, {}, {}};
+  replayer::RunReportInput in{*r.session, trace_output_path(), r.refusals, {}, {}, side_thread_counts()};
   for (std::size_t i = 0; i < r.session->recordings().size() && i < r.executors.size(); ++i) {
     in.extras.push_back({r.setups[i], graph_stats(*r.executors[i], r.session->recordings()[i]->plan)});
   }
@@ -507,7 +511,7 @@ void run_nothing_recorded(const std::string& why) {
   std::error_code ignored;
   if (std::filesystem::exists(path, ignored)) return;
   const replayer::RunSession nothing(replayer::RunOptions{}, &cuda_knows_address, &now_ns);
-  const trace::json summary = replayer::nothing_recorded_json(nothing, trace_output_path(), why);
+  const trace::json summary = replayer::nothing_recorded_json(nothing, trace_output_path(), why, side_thread_counts());
   if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + path + ": " + *error);
   }

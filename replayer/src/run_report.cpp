@@ -249,7 +249,8 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"fallbacks", reasons_json(reasons)},
                          {"recordings", recordings},
                          {"refused", in.refusals},
-                         {"calls_seen", session.calls_seen()}};
+                         {"calls_seen", session.calls_seen()},
+                         {"side_threads", side_threads_json(in.side_threads)}};
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;
   }
@@ -262,8 +263,13 @@ trace::json run_summary_json(const RunReportInput& in) {
   return summary;
 }
 
-trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why) {
-  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}});
+trace::json side_threads_json(const SideThreadCounts& counts) {
+  return {{"threads", counts.threads}, {"calls", counts.calls}};
+}
+
+trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
+                                  const SideThreadCounts& side_threads) {
+  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}, side_threads});
   summary[kNothingReplayedBecause] = nothing_replayed_because(session, {}, why);
   return summary;
 }
@@ -275,6 +281,10 @@ std::string run_summary_text(const RunReportInput& in) {
     if (rec->memo) text += library_text(*rec->memo);
   }
   text += heuristics_text(in.heuristics);
+  if (in.side_threads.calls > 0) {
+    text += "nimble run: " + std::to_string(in.side_threads.calls) + " call(s) of " + std::to_string(in.side_threads.threads) +
+            " thread(s) that launched no kernel ran as the program's own (neither recorded nor matched)\n";
+  }
   std::size_t main_index = 0;
   const Recording* main = main_recording(session, &main_index);
   if (main && session.options().compare_block > 0 && main->comparison) text += comparison_text(*main->comparison);

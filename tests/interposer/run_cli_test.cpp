@@ -1046,6 +1046,11 @@ TEST(RunCommand, CopiesFromThreadsThatLaunchNoKernelsAreTheProgramsOwn) {
   for (const auto& task : trace["tasks"]) kernels += task.value("kind", "") == "kernel";
   EXPECT_EQ(kernels, 10) << trace["tasks"].dump();
   EXPECT_EQ(trace["tasks"].size(), 10u) << trace["tasks"].dump();
+  // The summary counts them: two pool threads and the output thread, three calls a step.
+  EXPECT_EQ(summary["side_threads"].value("threads", 0), 3) << summary.dump(2);
+  EXPECT_EQ(summary["side_threads"].value("calls", 0), 3 * 300) << summary.dump(2);
+  EXPECT_NE(r.output.find("nimble run: 900 call(s) of 3 thread(s) that launched no kernel ran as the program's own"),
+            std::string::npos) << r.output;
 
   // With the trial on, whatever it decides (the fake driver's timing), no iteration falls back part way.
   const RunResult t = auto_run(dir + "/t.json", "side-threads 600", {}, /*trial=*/true);
@@ -1058,6 +1063,7 @@ TEST(RunCommand, CopiesFromThreadsThatLaunchNoKernelsAreTheProgramsOwn) {
   EXPECT_EQ(work_of(every.output), work_of(plain.output)) << every.output;
   const nlohmann::json none = read_json(dir + "/e.run.json");
   EXPECT_EQ(none.value("iterations_replayed", -1), 0) << none.dump(2);
+  EXPECT_EQ(none["side_threads"].value("calls", -1), 0) << none.dump(2);
   EXPECT_NE(none.value("nothing_replayed_because", std::string()).find("no repeating period"), std::string::npos)
       << none.dump(2);
 }

@@ -123,7 +123,7 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   issue(s, {1, 2});
   s.on_host_visible_point("synchronized a stream");  // in the middle: falls back
   s.finish("end");
-  RunReportInput in{s, "/tmp/t.json", {"/tmp/t.3.json: refused"}, {}, {3, 1, 0}};
+  RunReportInput in{s, "/tmp/t.json", {"/tmp/t.3.json: refused"}, {}, {3, 1, 0}, {2, 90}};
   in.extras.push_back({{{"ops", 3}}, {{"launches", 4}}});
   in.extras.push_back({{{"ops", 2}}, {{"launches", 1}}});
   const trace::json j = run_summary_json(in);
@@ -138,11 +138,17 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_EQ(j["setup"].value("ops", 0), 3);  // the recording that replayed most
   EXPECT_EQ(j["graphs"].value("launches", 0), 4);
   EXPECT_FALSE(j.contains("nothing_replayed_because"));
+  EXPECT_EQ(j["side_threads"].value("threads", 0), 2);
+  EXPECT_EQ(j["side_threads"].value("calls", 0), 90);
 
   const std::string text = run_summary_text(in);
+  EXPECT_TRUE(contains(text, "nimble run: 90 call(s) of 2 thread(s) that launched no kernel ran as the program's own"))
+      << text;
   EXPECT_TRUE(contains(text, "nimble run: recording /tmp/t.json (3 calls): replaying")) << text;
   EXPECT_TRUE(contains(text, "cuBLASLt heuristics: 3 answered from memory, 1 asked")) << text;
   EXPECT_FALSE(contains(text, "nothing was replayed")) << text;
+  in.side_threads = {};  // none: no line
+  EXPECT_FALSE(contains(run_summary_text(in), "launched no kernel")) << run_summary_text(in);
 }
 
 // HF generate: each trial's warm-up found its buffers moving, and it rested; tried again, its
@@ -157,7 +163,7 @@ TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
   for (int i = 0; i < 4 + 16 + 1; ++i) issue(s, {1, 2, 3, 4});  // warm-up, rest, and its next trial begins
   ASSERT_EQ(s.recordings()[0]->state, RecordingState::Trial);
   s.finish("end");
-  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}});
+  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}, {}});
   EXPECT_NE(j["recordings"][0].value("last_rested_because", "").find("replay rewrote most of its graph nodes"), std::string::npos)
       << j["recordings"][0].dump();
   EXPECT_FALSE(j["recordings"][0].contains("resting_because"));
@@ -165,7 +171,8 @@ TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
 
 TEST(RunReport, AProcessThatRecordedNothingSaysWhatTheAutomaticRangeSaw) {
   const RunSession s = trusted_session();
-  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks");
+  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks", {3, 7});
+  EXPECT_EQ(j["side_threads"].value("calls", 0), 7);
   EXPECT_EQ(j.value("nothing_replayed_because", ""), "nothing was recorded: no repeating period was found in 160 tasks");
   // The fields of every summary, empty: tools read one shape.
   EXPECT_EQ(j.value("format", ""), "nimble-run");
@@ -187,7 +194,7 @@ TEST(RunReport, AFalseStartNobodyTookOverKeepsItsReason) {
   issue(s, {1, 9});
   issue(s, {1, 2, 3});
   s.finish("end");
-  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}});
+  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}, {}});
   EXPECT_EQ(j.value("false_starts", 0), 1);
   EXPECT_TRUE(j["fallbacks"].empty());
   ASSERT_EQ(j["false_start_reasons"].size(), 1u) << j.dump();

@@ -149,7 +149,7 @@ TEST_F(RunSessionTest, ARecordingKeptByAnUnclearTrialIsCheckedAgainAndRestsWhenR
   EXPECT_NEAR(*r.trial_speedup, 2.0 / 2.1, 1e-3);
   EXPECT_NE(r.resting_because.find("did not pay"), std::string::npos) << r.resting_because;
   // The summary tells both verdicts apart.
-  const trace::json j = run_summary_json({s, "train", {}, {RecordingExtras{}}, {}});
+  const trace::json j = run_summary_json({s, "train", {}, {RecordingExtras{}}, {}, {}});
   EXPECT_EQ(j["recordings"][0].value("rechecks", 0), 1) << j.dump(2);
   EXPECT_EQ(j["recordings"][0]["earlier_trial_speedups"].size(), 1u) << j.dump(2);
   EXPECT_EQ(j["recordings"][0].value("state", ""), "resting");

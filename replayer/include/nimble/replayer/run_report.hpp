@@ -52,12 +52,20 @@ struct RecordingWait {
 trace::json wait_json(const RecordingWait& wait);    // a recording's setup.program_waited_ms
 std::string wait_text(const RecordingWait& wait);    // "the program waited 41.5 ms (trace built ...)"
 
+// Calls of side threads (threads that had launched no kernel or graph: JAX's transfer threads),
+// which ran as the program's own, neither looked at, recorded nor matched (NIMBLE_RUN_SIDE_THREADS).
+struct SideThreadCounts {
+  std::size_t threads = 0, calls = 0;
+};
+trace::json side_threads_json(const SideThreadCounts& counts);  // the summary's "side_threads"
+
 struct RunReportInput {
   const RunSession& session;
   std::string trace_path;
   std::vector<std::string> refusals;     // recorded iterations that could not be replayed, and why
   std::vector<RecordingExtras> extras;   // per recording
   HeuristicsCounts heuristics;
+  SideThreadCounts side_threads;
 };
 
 // The recording that replayed most (its graphs, library calls and timings head the summary); null
@@ -79,7 +87,8 @@ trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 // TRACE.run.json of a process that recorded no iteration at all (`session` has no recording):
 // the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
 // period was found in ...").
-trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why);
+trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
+                                  const SideThreadCounts& side_threads = {});
 std::string run_summary_text(const RunReportInput& in);  // the lines printed at exit
 
 }  // namespace nimble::replayer
