@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interleaved process pairs of every corpus program, split into six parts that each fit one
+# Interleaved process pairs of every corpus program, split into parts that each fit one
 # device call (600 s), as measured on the H200 on 2026-11-28 (docs/benchmarks/sweep-h200-nov28):
 #   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
 #   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
@@ -25,7 +25,10 @@
 #      command buffers on and off, whose logs end with the last 256 calls the automatic range
 #      looked at (thread and stream of each)            (60 s; H200 2026-11-28: docs/benchmarks/jax-h200-nov28)
 #  11  JAX with side threads (transfer threads' calls the program's own) and quiet-by-cadence
-#      detection: part 10, then one interleaved pair of each JAX program at 800 steps  (not yet run)
+#      detection: part 10, then one interleaved pair of each JAX program at 800 steps
+#      (~160 s with part 10; H200 2026-11-28: docs/benchmarks/jax-h200-nov28)
+#  12  never slower? JAX found and replayed: three pairs and an A/A pair of jax_flax_train and of
+#      jax_autotune_no_buffers at 800 steps  (300 s, the second program's A/A pair cut; H200 2026-11-28)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -33,7 +36,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -113,8 +116,11 @@ case $part in
     bash "$root/scripts/gpu/pairs_sweep.sh" 10
     pairs jax 330 --pairs 1 jax_flax_train:800 jax_autotune_no_buffers:800 jax_autotune:800
     ;;
+  12)
+    pairs jax-never-slower 540 --pairs 3 --aa jax_flax_train:800 jax_autotune_no_buffers:800
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 11)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 12)" >&2
     exit 2
     ;;
 esac
