@@ -322,8 +322,9 @@ void RecordingWindow::at_exit() {
         if (streams_seen_.size() > 1) {
           hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +
                   std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "
-                  "iteration to the next, as with JAX's transfer streams, no period repeats exactly; "
-                  "nimble run replays iterations whose calls come in the same order every time)";
+                  "iteration to the next, no period repeats exactly; nimble run replays iterations whose "
+                  "calls come in the same order every time, leaving out those of threads that launched no "
+                  "kernel, such as JAX's transfer threads)";
         }
         if (tail_ && tail_->size() > 0) {
           debug_message("automatic range: the last " + std::to_string(tail_->size()) +
