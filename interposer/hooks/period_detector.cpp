@@ -202,9 +202,10 @@ bool AutoRange::begin_sub_period(std::size_t stretch) {
 // issued since the sync, its window opening where a step would after the sync. True when the
 // check was made (whether or not it found one).
 bool AutoRange::look_while_quiet(bool host_sync) {
+  if (host_sync || last_sync_ == 0) return false;  // (before the threshold: this runs for every task)
   const std::size_t quiet_for = total_ - last_sync_;
   const std::size_t threshold = quiet_threshold();
-  if (host_sync || last_sync_ == 0 || threshold == 0 || quiet_for <= threshold || quiet_for > options_.max_period ||
+  if (threshold == 0 || quiet_for <= threshold || quiet_for > options_.max_period ||
       total_ - last_check_ < std::min(options_.quiet_check, threshold / 2)) {
     return false;
   }
