@@ -20,7 +20,8 @@
 #      deterministic and benchmark mode     (483 s; the last idle pair, hf_trainer in benchmark
 #      mode, cut by its deadline: docs/benchmarks/sweep-h200-nov28e)
 #   9  never slower? The DataLoader program (its pairs read 0.87-0.93 and the idle library's
-#      0.95-0.97 on 2026-11-28, with no A/A pair): three pairs, A/A and idle     (not yet run)
+#      0.95-0.97 on 2026-11-28, with no A/A pair): three pairs, A/A and idle
+#      (194 s; H200 2026-11-28: pairs 1.00, A/A 1.003: docs/benchmarks/jax-h200-nov28)
 #  10  why JAX with XLA's autotuning repeats nothing free-running: nimble run with NIMBLE_DEBUG=1,
 #      command buffers on and off, whose logs end with the last 256 calls the automatic range
 #      looked at (thread and stream of each)            (60 s; H200 2026-11-28: docs/benchmarks/jax-h200-nov28)
@@ -28,7 +29,8 @@
 #      detection: part 10, then one interleaved pair of each JAX program at 800 steps
 #      (~160 s with part 10; H200 2026-11-28: docs/benchmarks/jax-h200-nov28)
 #  12  never slower? JAX found and replayed: three pairs and an A/A pair of jax_flax_train and of
-#      jax_autotune_no_buffers at 800 steps  (300 s, the second program's A/A pair cut; H200 2026-11-28)
+#      jax_autotune_no_buffers at 800 steps  (run by hand under a 300 s deadline on the H200,
+#      2026-11-28, which cut the second program's A/A pair; here the deadline is 540 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
