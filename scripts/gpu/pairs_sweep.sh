@@ -31,6 +31,12 @@
 #  12  never slower? JAX found and replayed: three pairs and an A/A pair of jax_flax_train and of
 #      jax_autotune_no_buffers at 800 steps  (run by hand under a 300 s deadline on the H200,
 #      2026-11-28, which cut the second program's A/A pair; here the deadline is 540 s)
+#  13  ctest -L gpu; never slower? HF Trainer in deterministic mode (its trials read 0.92-0.96x
+#      and its one pinned pair 0.96 on 2026-11-28): three pairs, A/A and idle at 200 steps; one
+#      nimble run of JAX whose summary counts the side threads' calls              (~450 s)
+#  14  never slower? HF generate (40 calls, turns of 2 calls): four pairs and an A/A pair; HF
+#      Trainer (deterministic) in turns of 5 steps (its steps swing between 21 and 35 ms in
+#      stretches of seconds, so part 13's turns of 20 could not resolve it): three pairs, A/A (~500 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -38,7 +44,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -121,9 +127,23 @@ case $part in
   12)
     pairs jax-never-slower 540 --pairs 3 --aa jax_flax_train:800 jax_autotune_no_buffers:800
     ;;
+  13)
+    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+    tail -4 "$out/ctest-gpu.txt"
+    pairs never-slower-hf-trainer 330 --pairs 3 --aa --idle hf_trainer:200
+    cd "$root/tests/programs"
+    STEPS=200 timeout 90 "$root/build-gpu/bin/nimble" run -o "$out/jax-side-threads.json" -- python3 jax_flax_train.py \
+      > "$out/jax-side-threads.txt" 2>&1
+    echo "jax-side-threads: exit $?"; grep -v '^CORPUS' "$out/jax-side-threads.txt" | tail -8 | cut -c1-300
+    cd "$root/scripts/gpu"
+    ;;
+  14)
+    pairs never-slower-generate 280 --pairs 4 --aa --turn 2 gpt2_generate
+    pairs never-slower-hf-trainer-turns 250 --pairs 3 --aa --turn 5 hf_trainer:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 12)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 14)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json

@@ -17,6 +17,11 @@ waits on a FIFO while the other runs; tests/programs/corpus_common.py), so both 
 stretches of time; the wait is not counted in any step. The contention is also per vCPU (two
 plain processes side by side still land 20% apart), so --pin puts both on the same vCPUs.
 
+    turns (--interleaved) turn k of one process and turn k of the other ran one right after the
+          other, so they met the same stretch of the host: the ratio of their summed step times,
+          turn by turn over the last half, pooled over all pairs, median (with --turn 2 the host's
+          slow stretches of seconds fall on both sides of nearly every turn)
+
 Ratios are plain / nimble run (above 1: nimble is faster), the median over pairs. The plain-versus-
 plain ratio (A/A: --aa's pair side by side, else neighbouring plain processes) says how far apart two
 identical processes land, i.e. the resolution of the measurement.
@@ -56,6 +61,27 @@ def ratios(rows, key, num, den):
         if a and b:
             out.append(a[0] / b[0])
     return out
+
+
+def turn_ratios(a_ms, b_ms, turn):
+    """Interleaved: per turn over the last half of the steps, a's summed step time over b's."""
+    n = min(len(a_ms), len(b_ms))
+    first = (n // 2 + turn - 1) // turn * turn
+    return [sum(a_ms[i:i + turn]) / sum(b_ms[i:i + turn]) for i in range(first, n - turn + 1, turn)
+            if sum(b_ms[i:i + turn]) > 0]
+
+
+def pooled_turn_ratios(steps, num, den, turn):
+    """turn_ratios of every pair holding both configs, pooled. steps: {(pair, config): step_ms}."""
+    out = []
+    for (k, config), ms in sorted(steps.items()):
+        if config == num and (k, den) in steps:
+            out += turn_ratios(ms, steps[(k, den)], turn)
+    return out
+
+
+def fmt_pooled(values):
+    return "%.3f (%d turns)" % (statistics.median(values), len(values)) if values else ""
 
 
 def aa_ratios(rows, key, interleaved):
@@ -121,11 +147,12 @@ def write_tables(out, rows, summary):
         w.writerows(rows)
     with open(os.path.join(out, "pairs.md"), "w") as f:
         f.write("| program | mode | pairs | identical | steps replayed | of the steady state | plain/nimble, tail | plain/nimble, best window "
-                "| plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window | recordings (state, trial) |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+                "| plain/nimble, turns | plain/idle, tail | plain/plain (A/A), tail | plain/plain (A/A), best window | plain/plain (A/A), turns "
+                "| recordings (state, trial) |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for s in summary:
-            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(steady)s | %(tail)s | %(best)s | %(idle_tail)s "
-                    "| %(aa_tail)s | %(aa_best)s | %(recordings)s |\n" % s)
+            f.write("| %(program)s | %(mode)s | %(pairs)d | %(identical)s | %(replayed)s | %(steady)s | %(tail)s | %(best)s | %(turns)s | %(idle_tail)s "
+                    "| %(aa_tail)s | %(aa_best)s | %(aa_turns)s | %(recordings)s |\n" % s)
 
 
 def main():
@@ -178,7 +205,7 @@ def main():
             groups = [g + ["idle"] for g in groups] if not args.interleaved else groups + [["plain", "idle"]]
         if args.aa:
             groups.append(["plain", "plain"])
-        prog_rows, traces = [], []
+        prog_rows, traces, step_ms = [], [], {}  # step_ms: {(pair, config): the process's step times}
         for k, group in enumerate(groups):
             tags = ["%s.%d.%s%s" % (name, k, c, "" if group.index(c) == i else "2") for i, c in enumerate(group)]
             if args.interleaved:
@@ -201,6 +228,7 @@ def main():
                        "threads_cpu_s": json.dumps(threads.get("cpu_s", {})),
                        "recordings": recording_states(run_summary(os.path.join(args.out, tags[i] + ".json")))}
                 prog_rows.append(row)
+                step_ms[(k, row["config"])] = d.get("step_ms") or []
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
                     name, k, row["config"], row["tail_ms"], row["best_ms"], replayed, code, row["recordings"]), flush=True)
         rows += prog_rows
@@ -209,6 +237,8 @@ def main():
                         "tail": fmt(ratios(prog_rows, "tail_ms", "plain", "run")),
                         "best": fmt(ratios(prog_rows, "best_ms", "plain", "run")),
                         "idle_tail": fmt(ratios(prog_rows, "tail_ms", "plain", "idle")),
+                        "turns": fmt_pooled(pooled_turn_ratios(step_ms, "plain", "run", args.turn)) if args.interleaved else "",
+                        "aa_turns": fmt_pooled(pooled_turn_ratios(step_ms, "plain", "plain2", args.turn)) if args.interleaved else "",
                         "aa_tail": fmt(aa_ratios(prog_rows, "tail_ms", args.interleaved)),
                         "aa_best": fmt(aa_ratios(prog_rows, "best_ms", args.interleaved)),
                         "recordings": "; ".join(r["recordings"] for r in prog_rows if r["config"] == "run"),
