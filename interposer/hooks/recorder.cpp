@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -286,7 +287,13 @@ void log_message(const std::string& message) {
 
 void debug_message(const std::string& message) {
   if (!state().config.debug) return;
-  const std::string line = "nimble[debug]: " + message + "\n";
+  // Stamped with CLOCK_MONOTONIC seconds, the clock Python's time.monotonic() reads, so a log lines
+  // up with the program's own step times (tests/programs/corpus_common.py).
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  char stamp[48];
+  std::snprintf(stamp, sizeof stamp, "nimble[debug] %lld.%06ld: ", static_cast<long long>(now.tv_sec), now.tv_nsec / 1000);
+  const std::string line = stamp + message + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

@@ -429,6 +429,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   report.cupti_after_first_task = cupti_after_first_task_;
   report.window_ms = std::chrono::duration<double, std::milli>(closing - opened_at_).count();
   waited.window_ms = report.window_ms;
+  debug_message("capture window closed (" + reason + ") after " + std::to_string(report.window_ms) + " ms");
   if (side_exit) {
     report.side_exit = {{"of", side_exit->of}, {"after_calls", side_exit->site.after_calls}, {"calls", side_exit->calls}};
   } else if (auto_range_) {

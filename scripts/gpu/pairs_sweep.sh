@@ -37,6 +37,15 @@
 #  14  never slower? HF generate (40 calls, turns of 2 calls): four pairs and an A/A pair; HF
 #      Trainer (deterministic) in turns of 5 steps (its steps swing between 21 and 35 ms in
 #      stretches of seconds, so part 13's turns of 20 could not resolve it): three pairs, A/A (~500 s)
+#  15  where HF generate's 2-6% under nimble run go (part 14: four pairs 0.94-0.98 with the
+#      recording resting, A/A 0.997): perf profiles (cpu-clock, by library and symbol) of a plain
+#      run and of nimble run over calls 50-160, then pairs with the idle library and with nimble
+#      run that never looks again (NIMBLE_RUN_STALE=100000000)                       (~400 s)
+#  16  HF generate under nimble run with NIMBLE_DEBUG=1 (its lines stamped with the clock of the
+#      program's loop_start_monotonic_s): when does nimble look again, and which calls slow down? (~60 s)
+#  17  ctest -L gpu; HF generate again: three pairs and A/A with nimble run's defaults, three
+#      pairs with NIMBLE_RUN_STALE=100000000 (part 15's two such pairs read 1.02 against part 14's
+#      0.96; part 16's timeline showed no slower call while nimble looked again)       (~330 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -44,7 +53,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -141,9 +150,42 @@ case $part in
     pairs never-slower-generate 280 --pairs 4 --aa --turn 2 gpt2_generate
     pairs never-slower-hf-trainer-turns 250 --pairs 3 --aa --turn 5 hf_trainer:200
     ;;
+  15)
+    perf version || { echo "no perf here"; }
+    cd "$root/tests/programs"
+    for cfg in plain run; do
+      launcher=(); [ $cfg = run ] && launcher=("$root/build-gpu/bin/nimble" run -o "$out/perf-run.json" --)
+      # -D: from about call 50 on (set-up ~15 s, a call ~85 ms); the trial is over by then.
+      STEPS=640 CORPUS_MODE=deterministic timeout 120 perf record -e cpu-clock -F 999 -D 19000 -o "$out/perf-$cfg.data" \
+        "${launcher[@]}" python3 hf_generate.py > "$out/perf-$cfg.txt" 2>&1
+      echo "perf $cfg: exit $?"
+      perf report -i "$out/perf-$cfg.data" --sort dso --stdio 2>/dev/null | grep -v '^#' | head -25 > "$out/perf-$cfg-dso.txt"
+      perf report -i "$out/perf-$cfg.data" --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | head -120 > "$out/perf-$cfg-sym.txt"
+      head -12 "$out/perf-$cfg-dso.txt"
+    done
+    cd "$root/scripts/gpu"
+    pairs generate-idle 200 --pairs 3 --turn 2 --run idle gpt2_generate
+    pairs generate-no-look 150 --pairs 2 --turn 2 --run run:NIMBLE_RUN_STALE=100000000 gpt2_generate
+    ;;
+  16)
+    cd "$root/tests/programs"
+    for run in a b; do
+      STEPS=160 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 100 "$root/build-gpu/bin/nimble" run \
+        -o "$out/generate-debug-$run.json" -- python3 hf_generate.py > "$out/generate-debug-$run.txt" 2>&1
+      echo "generate-debug-$run: exit $?"
+    done
+    STEPS=160 CORPUS_MODE=deterministic timeout 100 python3 hf_generate.py > "$out/generate-plain.txt" 2>&1
+    cd "$root/scripts/gpu"
+    ;;
+  17)
+    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+    tail -4 "$out/ctest-gpu.txt"
+    pairs generate-run 180 --pairs 3 --aa --turn 2 gpt2_generate
+    pairs generate-no-look 140 --pairs 3 --turn 2 --run run:NIMBLE_RUN_STALE=100000000 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 14)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 17)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json

@@ -33,6 +33,7 @@ _digests = []
 _times = []
 _last = [None]
 _final = [None]
+_loop_start = [None]  # time.monotonic() when the loop began
 
 
 class _Baton:
@@ -164,6 +165,7 @@ def mark_loop_start():
     if _baton is not None:
         _baton.take()
     _last[0] = time.perf_counter()
+    _loop_start[0] = time.monotonic()  # nimble's debug lines carry this clock
 
 
 def _threads():
@@ -199,6 +201,6 @@ def _report():
     print("CORPUS " + json.dumps({"digest": total, "steps": len(_digests), "step_digests": _digests,
                                   "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
-                                  "step_ms": [round(t, 4) for t in _times],
+                                  "step_ms": [round(t, 4) for t in _times], "loop_start_monotonic_s": _loop_start[0],
                                   "step_replayed": _replayed.per_step(), "step_segments": _segments.per_step(),
                                   "threads": _threads()}), flush=True)
