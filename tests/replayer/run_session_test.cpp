@@ -302,9 +302,9 @@ TEST_F(RunSessionTest, ATrialWhosePlainBlocksNeverTimeAnIterationRestsTheRecordi
 
 // HF generate on the H100: its buffers move every call, so replay rewrote 2184 of 2659 nodes each
 // time and its trials measured 0.69-0.98x. A recording whose warm-up iterations after the first
-// each rewrite most of its nodes rests before any timed block; the next trial's warm-up decides
-// the same way, and the last trial drops it.
-TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesRestsWithoutATimedBlock) {
+// each rewrite most of its nodes is dropped before any timed block: resting, it kept nimble run on
+// every call of the program for nothing (generate 0.96x of plain resting, 0.98x dropped; H200).
+TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesIsDroppedWithoutATimedBlock) {
   RunOptions o;
   o.trial_block = 4;
   RunSession s = session(o);
@@ -315,48 +315,56 @@ TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesRestsWithoutATimedB
   std::size_t replayed = 0, i = 0;
   for (; i < 4; ++i) replayed += iterate(s, train_) > 0;
   EXPECT_EQ(replayed, 4u);
-  ASSERT_EQ(r.state, RecordingState::Resting);
-  EXPECT_NE(r.resting_because.find("replay rewrote most of its graph nodes in every iteration (at least 3 of its 4 calls' nodes"),
+  ASSERT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("replay rewrote most of its graph nodes in every iteration (at least 3 of its 4 calls' nodes"),
             std::string::npos)
-      << r.resting_because;
+      << r.dropped_because;
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);  // no timed block at all
   EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
   for (; i < 400; ++i) replayed += iterate(s, train_) > 0;
-  // Rests of 16 and 128 iterations; three warm-ups of 4 replayed iterations, then dropped.
-  EXPECT_EQ(r.state, RecordingState::Dropped);
-  EXPECT_NE(r.dropped_because.find("rewrote most of its graph nodes"), std::string::npos) << r.dropped_because;
-  EXPECT_EQ(replayed, 12u);
-  EXPECT_EQ(r.earlier_trials.size(), 2u);
+  EXPECT_EQ(replayed, 4u);  // never tried again
+  EXPECT_TRUE(r.earlier_trials.empty());
+  EXPECT_FALSE(s.concerns(sig(1)));  // its first call takes the fast path
+}
+
+// Buffers that move only in the first warm-up iteration (whatever moved since the recording) are
+// no reason to drop: the iterations after it decide.
+TEST_F(RunSessionTest, BuffersThatMovedOnlyBeforeTheFirstWarmUpIterationAreNoReasonToDrop) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("step", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  log_.writes_per_launch = {3};
+  iterate(s, train_);  // the first warm-up iteration rewrites most nodes
+  log_.writes_per_launch = {};
+  for (int i = 0; i < 40; ++i) iterate(s, train_);
+  EXPECT_EQ(r.state, RecordingState::Replaying) << r.dropped_because;
 }
 
 // While a recording rests, its first call takes the fast path like any call the session has no
-// use for (HF generate's first call is an elementwise kernel that comes again and again within
-// its step); once the rest is over, it concerns the session again and wakes the recording.
+// use for (a step's first call is often an elementwise kernel that comes again and again within
+// it); once the rest is over, it concerns the session again and wakes the recording.
 TEST_F(RunSessionTest, ARestingRecordingsFirstCallTakesTheFastPathUntilItsRestIsOver) {
   RunOptions o;
   o.trial_block = 4;
   RunSession s = session(o);
-  log_.writes_per_launch = {3};  // its buffers move: it rests after its warm-up
-  s.add(recording("generate", train_, log_));
+  replayed_ms_ = 2.2;  // 0.91x: its trial does not pay, and it rests
+  s.add(recording("step", train_, log_));
   const Recording& r = *s.recordings()[0];
-  for (int i = 0; i < 4; ++i) iterate(s, train_);
-  ASSERT_EQ(r.state, RecordingState::Resting);
-  std::size_t resting_iterations = 0;
-  while (s.calls_seen() < r.rest_until) {
-    EXPECT_FALSE(s.concerns(sig(1))) << "after " << s.calls_seen() << " calls, resting until " << r.rest_until;
-    EXPECT_EQ(iterate(s, train_), 0u);
-    ++resting_iterations;
-  }
-  EXPECT_EQ(resting_iterations, 16u);  // NIMBLE_RUN_TRIALS' first rest: 16 of its iterations
-  EXPECT_TRUE(s.concerns(sig(1)));
+  for (int i = 0; i < 100 && r.state != RecordingState::Resting; ++i) iterate(s, train_);
+  ASSERT_EQ(r.state, RecordingState::Resting) << r.dropped_because;
+  // NIMBLE_RUN_TRIALS' first rest: 16 of its iterations, counted from the first call of the one
+  // whose beginning decided the trial (the loop above ran it).
+  std::size_t resting_iterations = 1;
+  for (; resting_iterations < 100 && !s.concerns(sig(1)); ++resting_iterations) EXPECT_EQ(iterate(s, train_), 0u);
+  EXPECT_EQ(resting_iterations, 16u);
+  EXPECT_EQ(s.calls_seen() + 1, r.rest_until);  // the next call is the first one the rest lets wake it
   EXPECT_FALSE(s.concerns(sig(2)));
   EXPECT_GT(iterate(s, train_), 0u);  // its next trial's warm-up replays
   EXPECT_EQ(r.state, RecordingState::Trial);
-  // Its first trial shows as "not timed" at exit: the line says why it rested.
   const std::string text = s.summary_text();
-  EXPECT_NE(text.find("(earlier trials: not timed)"), std::string::npos) << text;
-  EXPECT_NE(text.find("it rested last because replay rewrote most of its graph nodes in every iteration"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("(earlier trials: 0.91x)"), std::string::npos) << text;
 }
 
 // The epochs program on a noisy H200 (docs/benchmarks/sweep-h200-nov28b): its training step's
@@ -370,11 +378,11 @@ TEST_F(RunSessionTest, CallsThatFollowARestingRecordingAreNoFailuresOfAnotherTha
   o.rest_iterations = 1000;  // the step rests for the whole test
   RunSession s = session(o);
   const std::vector<std::uint64_t> train = {1, 2, 3, 4}, eval = {1, 2, 5, 6};
-  log_.writes_per_launch = {3};  // the step's buffers move during its warm-up: it rests
+  replayed_ms_ = 2.4;  // the step's replay does not pay: it rests
   s.add(recording("train", train, log_));
-  for (int i = 0; i < 4; ++i) iterate(s, train);
+  for (int i = 0; i < 100 && s.recordings()[0]->state != RecordingState::Resting; ++i) iterate(s, train);
   ASSERT_EQ(s.recordings()[0]->state, RecordingState::Resting);
-  log_.writes_per_launch = {};
+  replayed_ms_ = 1.0;
   s.add(recording("eval", eval, log_));
   for (int epoch = 0; epoch < 8; ++epoch) {
     for (int i = 0; i < 10; ++i) iterate(s, train);

@@ -285,8 +285,8 @@ class RunSession {
   IterationWork work_since_last_start(Recording& r);
   void time_start(Recording& r, bool previous_whole, IterationWork work);
   void plain_block_or_wait(Recording& r);
-  // At the end of each warm-up iteration: true when the warm-up ended and r rested (or was dropped)
-  // because each of its iterations rewrote most of its graph nodes.
+  // At the end of each warm-up iteration: true when the warm-up ended and r was dropped because
+  // each of its iterations rewrote most of its graph nodes.
   bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
   // Whether a resting recording (not one of `tried`) begins with the calls `failed` matched, its
