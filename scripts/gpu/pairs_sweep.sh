@@ -49,6 +49,8 @@
 #  18  HF generate with NIMBLE_RUN_TRIALS=1: its first trial drops the recording and nimble run
 #      stops for good (the wrappers' idle path): is part 17's 0.96 the resting state's per-call
 #      path or what the process holds after replaying?  Three pairs, one idle pair       (~170 s)
+#  19  ctest -L gpu; HF generate, three pairs, after moving buffers drop the recording at once
+#      (part 18 did so with NIMBLE_RUN_TRIALS=1)                                       (~150 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -56,7 +58,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -190,8 +192,13 @@ case $part in
     pairs generate-trials-1 180 --pairs 3 --turn 2 --run run:NIMBLE_RUN_TRIALS=1 gpt2_generate
     pairs generate-idle 70 --pairs 1 --turn 2 --run idle gpt2_generate
     ;;
+  19)
+    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+    tail -4 "$out/ctest-gpu.txt"
+    pairs generate-drop 150 --pairs 3 --turn 2 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 18)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 19)" >&2
     exit 2
     ;;
 esac
