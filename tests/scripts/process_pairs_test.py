@@ -41,6 +41,24 @@ class Statistics(unittest.TestCase):
         self.assertEqual(process_pairs.aa_ratios(rows, "t", True), [0.8])
         self.assertEqual(process_pairs.aa_ratios(rows, "t", False), [0.75, 1.0 / 1.5])
 
+    def test_turn_ratios_pair_each_turn_of_the_last_half_with_the_same_turn_of_the_other(self):
+        # 8 steps in turns of 2: the last half is turns 2 and 3. A slow stretch (5 ms) falls on
+        # both processes' turn 3: each turn alone still reads plain twice as slow as nimble.
+        plain = [9.0, 9.0, 9.0, 9.0, 2.0, 2.0, 10.0, 10.0]
+        run = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 5.0, 5.0]
+        self.assertEqual(process_pairs.turn_ratios(plain, run, 2), [2.0, 2.0])
+        # A shorter process: only whole turns both ran count; the half is of the shorter one.
+        self.assertEqual(process_pairs.turn_ratios(plain[:7], run, 2), [2.0])
+
+    def test_turn_ratios_pool_every_pair_that_holds_both_configs(self):
+        steps = {(0, "plain"): [1.0] * 4, (0, "run"): [0.5] * 4,   # 2x, two turns
+                 (1, "run"): [1.0] * 4, (1, "plain"): [1.0] * 4,   # 1x, two turns
+                 (2, "plain"): [3.0] * 4, (2, "idle"): [1.0] * 4}  # no run: not pooled
+        pooled = process_pairs.pooled_turn_ratios(steps, "plain", "run", 1)
+        self.assertEqual(sorted(pooled), [1.0, 1.0, 2.0, 2.0])
+        self.assertEqual(process_pairs.fmt_pooled(pooled), "1.500 (4 turns)")
+        self.assertEqual(process_pairs.fmt_pooled([]), "")
+
 
 class SteadyState(unittest.TestCase):
     def test_the_nimble_processes_steady_steps_add_up(self):
