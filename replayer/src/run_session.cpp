@@ -29,7 +29,8 @@ std::size_t failures(const Recording& r) {
 }
 
 // The last earlier trial timed nothing and shows only as "not timed": why it ended, the reason of
-// the rest that followed it (its buffers moved, say), unless the exit line says it already.
+// the rest that followed it (no replayed iteration could be timed, say), unless the exit line says
+// it already.
 std::string rest_untimed_text(const Recording& r) {
   const bool untimed = !r.earlier_trials.empty() && r.earlier_trials.back() == 0.0;
   if (!untimed || r.last_rested_because.empty() || !replays(r)) {

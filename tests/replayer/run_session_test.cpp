@@ -486,6 +486,13 @@ TEST_F(RunSessionTest, ATrialThatTimesNoReplayedIterationRestsWithTheReason) {
       << r.resting_because;
   EXPECT_GT(r.comparison->times(Phase::Plain).iterations, 0u);
   EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
+  // Tried again after its rest, with nothing coming between its iterations: kept, and the exit line
+  // says why the earlier trial, which timed nothing, ended in a rest.
+  for (int i = 0; i < 200 && r.state != RecordingState::Replaying; ++i) iterate(s, train_);
+  ASSERT_EQ(r.state, RecordingState::Replaying);
+  const std::string text = s.summary_text();
+  EXPECT_NE(text.find("(earlier trials: not timed)"), std::string::npos) << text;
+  EXPECT_NE(text.find("it rested last because its trial could not time its replayed iterations"), std::string::npos) << text;
 }
 
 // Blocks of 4 (three timed): when every replayed iteration is faster than every plain one, one
