@@ -71,11 +71,14 @@ pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and 
     > "$out/$part-$name.txt" 2>&1
   tail -n +3 "$out/$part-$name/pairs.md" 2>/dev/null
 }
+ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt
+  (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
+  tail -4 "$out/ctest-gpu.txt"
+}
 case $part in
   1)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
-    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
-    tail -4 "$out/ctest-gpu.txt"
+    ctest_gpu
     pairs deterministic 500 --pairs 1 timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train \
       resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
     ;;
@@ -110,8 +113,7 @@ case $part in
     pairs never-slower-reduce-overhead 200 --pairs 3 --aa compile_reduce_overhead:2000
     ;;
   7)
-    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
-    tail -4 "$out/ctest-gpu.txt"
+    ctest_gpu
     python3 -c "import accelerate, transformers; print('accelerate', accelerate.__version__, 'transformers', transformers.__version__)"
     NIMBLE_DEBUG=1 DEADLINE=420 timeout 520 python3 corpus.py --mode both --timeout 150 --out "$out/7-corpus" \
       --only jax_autotune_no_buffers jax_autotune dataloader_workers gpt2_finetune hf_trainer > "$out/7-corpus.txt" 2>&1
@@ -142,8 +144,7 @@ case $part in
     pairs jax-never-slower 540 --pairs 3 --aa jax_flax_train:800 jax_autotune_no_buffers:800
     ;;
   13)
-    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
-    tail -4 "$out/ctest-gpu.txt"
+    ctest_gpu
     pairs never-slower-hf-trainer 330 --pairs 3 --aa --idle hf_trainer:200
     cd "$root/tests/programs"
     STEPS=200 timeout 90 "$root/build-gpu/bin/nimble" run -o "$out/jax-side-threads.json" -- python3 jax_flax_train.py \
@@ -183,8 +184,7 @@ case $part in
     cd "$root/scripts/gpu"
     ;;
   17)
-    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
-    tail -4 "$out/ctest-gpu.txt"
+    ctest_gpu
     pairs generate-run 180 --pairs 3 --aa --turn 2 gpt2_generate
     pairs generate-no-look 140 --pairs 3 --turn 2 --run run:NIMBLE_RUN_STALE=100000000 gpt2_generate
     ;;
@@ -193,8 +193,7 @@ case $part in
     pairs generate-idle 70 --pairs 1 --turn 2 --run idle gpt2_generate
     ;;
   19)
-    (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
-    tail -4 "$out/ctest-gpu.txt"
+    ctest_gpu
     pairs generate-drop 150 --pairs 3 --turn 2 gpt2_generate
     ;;
   *)
