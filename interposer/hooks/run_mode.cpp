@@ -96,7 +96,8 @@ trace::json graph_stats(const replayer::GraphExecutor& executor, const replayer:
   for (std::size_t k = 0; k < order.size() && k < 8 && updates[order[k]] > 0; ++k) {
     most.push_back({{"op", replayer::describe_op(plan.ops[order[k]])}, {"updates", updates[order[k]]}});
   }
-  return {{"most_updated", most},
+  return {{"released", executor.released()},  // its recording was dropped and its graphs given back
+          {"most_updated", most},
           {"execs", s.execs},
           {"execs_refused", s.execs_refused},
           {"launches", s.launches},
@@ -226,9 +227,26 @@ void idle_if_done(const RunState& r) {
   if (!keep_running(r)) g_running.store(false, std::memory_order_relaxed);
 }
 
+std::mutex g_captures;  // nimble's thread captures / the program synchronises its context
+std::mutex g_building;  // nimble's thread builds graphs / the program begins a capture of its own
+const pid_t g_process = getpid();  // a forked child holds no lock (its copy may be held by a thread it lacks)
+
+// A dropped recording's graphs, execs and stand-in memory go back, apart from the program's
+// captures (g_building: none can begin meanwhile). Never waits for g_building (r.mu is held):
+// a later change of the session tries again.
+void release_dropped(RunState& r) {
+  if (!r.session->release_pending() || getpid() != g_process) return;
+  std::unique_lock<std::mutex> building(g_building, std::try_to_lock);
+  if (!building || program_captures_open()) return;
+  InternalScope internal;
+  const std::size_t n = r.session->release_dropped();
+  debug_message("released the graphs of " + std::to_string(n) + " dropped recording(s)");
+}
+
 // After every change of the session: what the lock-free paths read.
 void publish(RunState& r) {
   release_frees(r);
+  release_dropped(r);
   g_plain_phase.store(r.session->plain_phase(), std::memory_order_relaxed);
   if (r.session->take_request()) g_watch_wanted.store(true, std::memory_order_relaxed);
   idle_if_done(r);
@@ -244,10 +262,7 @@ replayer::RunSetupOptions setup_options() {
   return o;
 }
 
-std::mutex g_captures;  // nimble's thread captures / the program synchronises its context
-std::mutex g_building;  // nimble's thread builds graphs / the program begins a capture of its own
 thread_local std::unique_lock<std::mutex> t_capturing;  // nimble's thread, from a capture's begin to its end
-const pid_t g_process = getpid();  // a forked child holds no lock (its copy may be held by a thread it lacks)
 // A side exit to record from the call short_circuit_takes just left to the program (this thread's).
 thread_local std::optional<replayer::SideExitWindow> t_side_exit;
 
@@ -572,6 +587,7 @@ bool run_counts_plain(std::uint64_t signature) {
   if (!running()) return false;
   const bool program_runs = r->session->counts_plain(signature);
   g_plain_phase.store(r->session->plain_phase(), std::memory_order_relaxed);
+  release_dropped(*r);
   idle_if_done(*r);  // (a trial that dropped its recording)
   return program_runs;
 }

@@ -12,7 +12,7 @@ namespace nimble::replayer {
 GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments,
                              Backend backend, std::size_t max_variants, Replayer::Limits limits)
     : api_(api), plan_(plan), segments_(segments), max_variants_(std::max<std::size_t>(1, max_variants)),
-      replayer_(api, plan, limits), graphs_(segments.size()), variants_(segments.size()),
+      replayer_(std::make_unique<Replayer>(api, plan, limits)), graphs_(segments.size()), variants_(segments.size()),
       variants_closed_(segments.size(), false), recent_sets_(segments.size()),
       node_of_(plan.ops.size(), nullptr),
       kernel_params_(plan.ops.size()), updates_per_op_(plan.ops.size(), 0) {
@@ -24,17 +24,28 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
     const Segment& seg = segments[s];
     if (seg.program_runs) continue;
     if (!has_work(plan, seg)) continue;
-    graphs_[s] = replayer_.instantiate_range(backend, seg.begin, seg.end);
+    graphs_[s] = replayer_->instantiate_range(backend, seg.begin, seg.end);
     for (std::size_t i = seg.begin; i < seg.end; ++i) node_of_[i] = graphs_[s].op_nodes[i - seg.begin];
     variants_[s].push_back(fresh_variant(s, graphs_[s].exec));
     ++stats_.execs;
+    ++graphs_built_;
   }
 }
 
-std::size_t GraphExecutor::graphs() const {
-  std::size_t n = 0;
-  for (const auto& g : graphs_) n += g.exec != nullptr;
-  return n;
+std::size_t GraphExecutor::graphs() const { return graphs_built_; }
+
+void GraphExecutor::release() {
+  if (!replayer_) return;
+  // The execs of every variant (the first is graphs_[s].exec) and the graphs are the Replayer's.
+  variants_.assign(variants_.size(), {});
+  graphs_.assign(graphs_.size(), {});
+  node_of_.assign(node_of_.size(), nullptr);
+  replayer_.reset();
+}
+
+Replayer& GraphExecutor::replayer() {
+  if (!replayer_) throw ReplayError("the recording's graphs were released (it was dropped): nothing more is replayed");
+  return *replayer_;
 }
 
 GraphExecutor::Variant GraphExecutor::fresh_variant(std::size_t s, CUgraphExec exec) const {
@@ -46,11 +57,11 @@ GraphExecutor::Variant GraphExecutor::fresh_variant(std::size_t s, CUgraphExec e
     const std::vector<std::uint8_t> recorded = recorded_parameters(o);
     std::vector<std::uint8_t> captured = recorded;
     if (o.kind == OpKind::Memset) {
-      const std::uint64_t dst = replayer_.replayed_address(o.memset.dst, o.memset.dst_shadow);
+      const std::uint64_t dst = replayer_->replayed_address(o.memset.dst, o.memset.dst_shadow);
       std::memcpy(captured.data() + kMemsetDestination, &dst, 8);
     } else {
-      const std::uint64_t src = replayer_.replayed_address(o.copy.src, o.copy.src_shadow);
-      const std::uint64_t dst = replayer_.replayed_address(o.copy.dst, o.copy.dst_shadow);
+      const std::uint64_t src = replayer_->replayed_address(o.copy.src, o.copy.src_shadow);
+      const std::uint64_t dst = replayer_->replayed_address(o.copy.dst, o.copy.dst_shadow);
       std::memcpy(captured.data() + kCopySource, &src, 8);
       std::memcpy(captured.data() + kCopyDestination, &dst, 8);
     }
@@ -127,7 +138,7 @@ void GraphExecutor::write_kernel_node(std::size_t op, CUgraphExec exec, const st
   params.extra = pointers_.empty() ? extra : nullptr;
   // The driver copies the argument bytes here. It also checks the launch against the kernel's
   // current limits, which cuDNN lowers between calls.
-  Replayer::SharedMemoryGuard limit(replayer_, op);
+  Replayer::SharedMemoryGuard limit(*replayer_, op);
   check_node(api_.graph_exec_kernel_node_set_params(exec, node_of_[op], &params), "cuGraphExecKernelNodeSetParams", op);
 }
 
@@ -149,6 +160,7 @@ void GraphExecutor::write_copy_node(std::size_t op, CUgraphExec exec, const std:
 
 void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& matched) {
   using Clock = std::chrono::steady_clock;
+  Replayer& replayer = this->replayer();  // (throws once released)
   std::vector<Variant>& variants = variants_.at(segment);
   if (variants.empty()) return;
   const Segment& seg = segments_.at(segment);
@@ -174,7 +186,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
     if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {
       try {
-        fresh.exec = replayer_.instantiate_again(graphs_[segment].graph, seg.begin, seg.end);
+        fresh.exec = replayer.instantiate_again(graphs_[segment].graph, seg.begin, seg.end);
         variants.push_back(std::move(fresh));
         ++stats_.execs;
         best = variants.size() - 1;
@@ -221,11 +233,11 @@ CUstream GraphExecutor::stream_of(std::size_t op) const {
 
 void GraphExecutor::issue(std::size_t op, const GpuCall& call) {
   if (const auto* k = std::get_if<KernelCall>(&call)) {
-    replayer_.issue_kernel(op, stream_of(op), k->args);
+    replayer().issue_kernel(op, stream_of(op), k->args);
   } else if (const auto* m = std::get_if<MemsetCall>(&call)) {
-    replayer_.issue_memset(op, stream_of(op), m->dst, m->value);
+    replayer().issue_memset(op, stream_of(op), m->dst, m->value);
   } else if (const auto* c = std::get_if<CopyCall>(&call)) {
-    replayer_.issue_copy(op, stream_of(op), c->src, c->dst);  // a device-to-device copy
+    replayer().issue_copy(op, stream_of(op), c->src, c->dst);  // a device-to-device copy
   } else if (const auto* g = std::get_if<GraphLaunchCall>(&call)) {
     check(api_, api_.graph_launch(reinterpret_cast<CUgraphExec>(static_cast<std::uintptr_t>(g->exec)), stream_of(op)),
           "cuGraphLaunch of the program's graph (" + describe_op(plan_.ops[op]) + ")");

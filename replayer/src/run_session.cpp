@@ -248,6 +248,13 @@ bool RunSession::hold_free(std::function<void()> release) {
   return true;
 }
 
+std::size_t RunSession::release_dropped() {
+  const std::size_t n = to_release_.size();
+  for (Executor* e : to_release_) e->release();
+  to_release_.clear();
+  return n;
+}
+
 std::vector<std::function<void()>> RunSession::releasable_frees() {
   std::vector<std::function<void()>> out;
   if (!holding()) out.swap(held_frees_);
@@ -803,6 +810,7 @@ void RunSession::drop(Recording& r, const std::string& why) {
   r.resting_because.clear();
   if (!r.exit_of) ++dropped_;  // (a side exit's recording is no recorded iteration the search gave up on)
   stop_replaying(r, "the recording was dropped: " + why);
+  if (r.executor) to_release_.push_back(r.executor.get());  // never launched again
   // Its side exits can no longer be entered: their graphs go with it.
   const std::size_t parent = index_of(r);
   for (auto& other : recordings_) {

@@ -2,6 +2,8 @@
 # `nimble run` on a test app: its output must equal a plain run's, byte for byte, and the
 # summary must show replayed iterations (and, with EXPECT_REASON set, a fall-back or false start
 # whose reason mentions it: --change-shape-at changes launch shapes right after the input copy).
+# With EXPECT_RELEASED set, a recording must have been dropped and its graphs given back
+# (the summary's graphs.released). NIMBLE_RUN_TRIAL from the environment, else no trial.
 # Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
 nimble=$1 app=$2 out=$3 min_replayed=$4
 shift 4
@@ -16,7 +18,7 @@ rc=$?
 [ $rc -eq 77 ] && exit 77
 [ $rc -eq 0 ] || { echo "run_and_check: the app failed on its own ($rc)"; exit 1; }
 # The mechanics are checked here, not the payoff trial (the corpus measures that): no trial.
-NIMBLE_RUN_TRIAL=0 "$nimble" run -o "$out" -- "$app" "$@" > "$out.nimble"
+NIMBLE_RUN_TRIAL=${NIMBLE_RUN_TRIAL:-0} "$nimble" run -o "$out" -- "$app" "$@" > "$out.nimble"
 rc=$?
 [ $rc -eq 0 ] || { echo "run_and_check: nimble run exited with $rc"; cat "$out.nimble"; exit 1; }
 grep '^iteration' "$out.nimble" > "$out.nimble.iterations"
@@ -32,5 +34,10 @@ replayed=$(sed -n 's/.*"iterations_replayed": \([0-9]*\).*/\1/p' "$summary" | he
 [ "${replayed:-0}" -ge "$min_replayed" ] || { echo "run_and_check: $replayed iterations replayed, expected at least $min_replayed"; exit 1; }
 if [ -n "$EXPECT_REASON" ]; then
   grep -q "$EXPECT_REASON" "$summary" || { echo "run_and_check: no fall-back or false start reason mentioning '$EXPECT_REASON'"; exit 1; }
+fi
+if [ -n "$EXPECT_RELEASED" ]; then
+  grep -q '"state": "dropped"' "$summary" || { echo "run_and_check: no recording was dropped"; exit 1; }
+  grep -q '"released": true' "$summary" || { echo "run_and_check: a dropped recording kept its graphs"; exit 1; }
+  echo "run_and_check: the dropped recording's graphs were given back"
 fi
 echo "run_and_check: $replayed iterations replayed"

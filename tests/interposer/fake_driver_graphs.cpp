@@ -226,13 +226,19 @@ CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
   run_nodes(nodes, s);
   return CUDA_SUCCESS;
 }
-CUresult cuGraphExecDestroy(CUgraphExec) { return CUDA_SUCCESS; }
+CUresult cuGraphExecDestroy(CUgraphExec) {
+  fake::called("cuGraphExecDestroy");
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo*) {
   std::lock_guard<std::mutex> lock(g_mu);
   g_execs[e] = g_graphs[g];
   return CUDA_SUCCESS;
 }
-CUresult cuGraphDestroy(CUgraph) { return CUDA_SUCCESS; }
+CUresult cuGraphDestroy(CUgraph) {
+  fake::called("cuGraphDestroy");
+  return CUDA_SUCCESS;
+}
 CUresult cuGraphGetNodes(CUgraph g, CUgraphNode* out, size_t* n) {
   std::lock_guard<std::mutex> lock(g_mu);
   const auto& nodes = g_graphs[g];

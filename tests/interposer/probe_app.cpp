@@ -865,7 +865,8 @@ int overhead(int iterations, int kernels, bool changing, bool record_all = false
   const double late_launches = static_cast<double>(iterations - half) * kernels;
   std::printf("ns_per_launch=%.1f cpu_ns_per_launch=%.1f late_cpu_ns_per_launch=%.1f\n", ns / launches,
               static_cast<double>(cpu_end - cpu_start) / launches, static_cast<double>(cpu_end - cpu_half) / late_launches);
-  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("kernels_run=%d graph_launches=%d execs_destroyed=%d\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), fake_driver_count("cuGraphExecDestroy"));
   return 0;
 }
 

@@ -854,6 +854,10 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
   const auto c = counts(r.output);
   EXPECT_GE(c.at("kernels_run"), (2000 - 27) * 200) << r.output;
   EXPECT_NE(r.output.find(": replay did not pay in its trial"), std::string::npos) << r.output;
+  // Its graph execs were destroyed when it was dropped, before the program ended, every one.
+  EXPECT_EQ(rec["graphs"].value("released", false), true) << rec["graphs"].dump();
+  EXPECT_GE(rec["graphs"].value("execs", 0), 1);
+  EXPECT_EQ(c.at("execs_destroyed"), rec["graphs"].value("execs", -1)) << r.output;
 
   // Unmarked (the automatic range): once dropped, the same iteration is found again and passed
   // over; after a few such finds nimble stops looking, and with nothing live the rest runs at the

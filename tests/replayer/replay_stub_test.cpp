@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -851,6 +852,38 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   EXPECT_EQ(executor.stats().execs, 4u);
   EXPECT_EQ(executor.stats().node_updates, 4u);
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
+}
+
+// A dropped recording's executor gives back every exec (further variants too), graph and stand-in
+// buffer at once, not at exit; its counts stay for the summary, and it launches nothing after.
+TEST_F(RunExecutorStub, ReleaseDestroysEveryExecAndGraphOnceAndLaunchesNothingAfter) {
+  auto executor = std::make_unique<GraphExecutor>(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/2);
+  ShortCircuit sc(run_plan_, segments_, on_device, *executor);
+  iteration(sc, 42, 7);
+  iteration(sc, 1234, 9);
+  iteration(sc, 42, 7);  // a second exec of each segment
+  ASSERT_EQ(executor->stats().execs, 4u);
+  EXPECT_FALSE(executor->released());
+  EXPECT_TRUE(calls_named("cuGraphExecDestroy").empty());
+  executor->release();
+  EXPECT_TRUE(executor->released());
+  std::vector<std::uint64_t> made, destroyed;
+  for (const Call& c : calls_named("cuGraphInstantiateWithFlags")) made.push_back(c.args[0]);
+  for (const Call& c : calls_named("cuGraphExecDestroy")) destroyed.push_back(c.args[0]);
+  std::sort(made.begin(), made.end());
+  std::sort(destroyed.begin(), destroyed.end());
+  EXPECT_EQ(destroyed, made);  // each exec once
+  EXPECT_EQ(calls_named("cuGraphDestroy").size(), 2u);  // one graph per segment
+  EXPECT_EQ(calls_named("cuMemAlloc").size(), calls_named("cuMemFree").size());
+  EXPECT_EQ(calls_named("cuMemAllocHost").size(), calls_named("cuMemFreeHost").size());
+  EXPECT_EQ(executor->stats().execs, 4u);
+  EXPECT_EQ(executor->stats().launches, 6u);
+  const std::size_t after = g_log.size();
+  executor->release();  // twice: nothing more
+  EXPECT_THROW(executor->launch_segment(0, IterationMatcher(run_plan_, on_device)), ReplayError);
+  EXPECT_THROW(executor->issue(0, kernel_call(1)), ReplayError);
+  executor.reset();  // and nothing again when destroyed
+  EXPECT_EQ(g_log.size(), after);
 }
 
 // The driver refuses a further exec of a segment (cuDNN's kernels in benchmark mode, H200): replay

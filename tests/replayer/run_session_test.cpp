@@ -319,10 +319,20 @@ TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesIsDroppedWithoutATi
   EXPECT_NE(r.dropped_because.find("replay rewrote most of its graph nodes in every iteration (at least 3 of its 4 calls' nodes"),
             std::string::npos)
       << r.dropped_because;
+  // Its graphs go back when the hooks say it is safe (no capture of the program's open), once.
+  EXPECT_TRUE(log_.released.empty());
+  ASSERT_TRUE(s.release_pending());
+  EXPECT_EQ(s.release_dropped(), 1u);
+  EXPECT_EQ(log_.released, std::vector<std::string>{"generate"});
+  EXPECT_FALSE(s.release_pending());
+  const std::size_t launches = log_.launches;
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);  // no timed block at all
   EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
   for (; i < 400; ++i) replayed += iterate(s, train_) > 0;
   EXPECT_EQ(replayed, 4u);  // never tried again
+  EXPECT_EQ(log_.launches, launches);  // nothing launched through the released executor
+  EXPECT_EQ(s.release_dropped(), 0u);
+  EXPECT_EQ(log_.released.size(), 1u);
   EXPECT_TRUE(r.earlier_trials.empty());
   EXPECT_FALSE(s.concerns(sig(1)));  // its first call takes the fast path
 }
@@ -354,6 +364,7 @@ TEST_F(RunSessionTest, ARestingRecordingsFirstCallTakesTheFastPathUntilItsRestIs
   const Recording& r = *s.recordings()[0];
   for (int i = 0; i < 100 && r.state != RecordingState::Resting; ++i) iterate(s, train_);
   ASSERT_EQ(r.state, RecordingState::Resting) << r.dropped_because;
+  EXPECT_FALSE(s.release_pending());  // it keeps its graphs for its next trial
   // NIMBLE_RUN_TRIALS' first rest: 16 of its iterations, counted from the first call of the one
   // whose beginning decided the trial (the loop above ran it).
   std::size_t resting_iterations = 1;
@@ -1272,6 +1283,8 @@ TEST_F(RunSessionTest, AProgramThatMovedOnAsksForANewRecordingAndTheOldestLiveOn
   s.add(recording("eval", eval_, log_, 0, 33));  // a third: the setup recording is the oldest
   EXPECT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
   EXPECT_NE(s.recordings()[0]->dropped_because.find("replaced by a newer recording"), std::string::npos);
+  EXPECT_EQ(s.release_dropped(), 1u);
+  EXPECT_EQ(log_.released, std::vector<std::string>{"setup"});
   EXPECT_TRUE(s.knows(11));  // dropped recordings stay known: not recorded again
   // The newest (eval) is offered first and fails on the training step's second call; training
   // takes both calls over, so no iteration is lost at the switch.

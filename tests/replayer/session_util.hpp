@@ -17,6 +17,7 @@ struct Log {
   std::size_t execs_to_make = 0;  // each of the next this many launches instantiates one
   std::size_t writes = 0;         // graph node parameters "written" by the executors
   std::vector<std::size_t> writes_per_launch;  // each launch writes the next of these, in turn (none: 0)
+  std::vector<std::string> released;  // the executors released, by name, in order
 };
 
 struct LoggingExecutor : Executor {
@@ -27,6 +28,7 @@ struct LoggingExecutor : Executor {
   void issue(std::size_t op, const GpuCall&) override;
   std::size_t execs_made() const override { return log.execs; }
   std::size_t node_writes() const override { return log.writes; }
+  void release() override { log.released.push_back(name); }
 };
 
 // Kernel `f` with an 8-byte argument: its call, and its signature as the session sees it.

@@ -187,6 +187,8 @@ TEST_F(SideExitTest, ASideExitGoesWithTheRecordingItLeaves) {
   ASSERT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
   EXPECT_EQ(s.recordings()[1]->state, RecordingState::Dropped);
   EXPECT_EQ(s.recordings()[1]->dropped_because, "the recording it is a side exit of was dropped");
+  s.release_dropped();
+  EXPECT_EQ(log_.released, (std::vector<std::string>{"train", "train.2"}));  // the side exit's graphs too
 }
 
 // An executor whose launches fail (graph instantiation refused, say).

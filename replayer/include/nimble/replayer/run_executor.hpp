@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -31,7 +32,7 @@ class GraphExecutor : public Executor {
   GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const std::vector<Segment>& segments, Backend backend,
                 std::size_t max_variants = 1, Replayer::Limits limits = Replayer::Limits::Raise);
   // After Limits::MustFit (built on nimble's thread), on the program's: Replayer::raise_limits.
-  void raise_limits() { replayer_.raise_limits(); }
+  void raise_limits() { replayer().raise_limits(); }
 
   // The stream graphs are launched on: the stream the program issued the iteration on. A plan
   // whose ops name their program streams (a multi-stream recording; its segments each lie on
@@ -42,6 +43,11 @@ class GraphExecutor : public Executor {
   void issue(std::size_t op, const GpuCall& call) override;
   std::size_t execs_made() const override { return stats_.execs; }
   std::size_t node_writes() const override { return stats_.node_updates; }
+  // Destroys the graphs, execs, streams and events and frees the stand-in memory, and puts back the
+  // kernels' shared memory limits it raised (a program's dropped recording held them until exit).
+  // Stats stay. Launching or issuing afterwards throws ReplayError.
+  void release() override;
+  bool released() const { return !replayer_; }
 
   std::size_t graphs() const;
   struct Stats {
@@ -80,12 +86,13 @@ class GraphExecutor : public Executor {
   void write_memset_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   void write_copy_node(std::size_t op, CUgraphExec exec, const std::vector<std::uint8_t>& bytes);
   CUstream stream_of(std::size_t op) const;
+  Replayer& replayer();  // throws ReplayError once released
 
   const DriverApi& api_;
   const ReplayPlan& plan_;
   const std::vector<Segment>& segments_;
   std::size_t max_variants_;
-  Replayer replayer_;
+  std::unique_ptr<Replayer> replayer_;  // null once released
   std::vector<Replayer::RangeGraph> graphs_;  // per segment (no exec for the program's own copies)
   std::vector<std::vector<Variant>> variants_;  // per segment
   std::vector<bool> variants_closed_;           // per segment: a further exec failed to instantiate; none is tried again
@@ -97,6 +104,7 @@ class GraphExecutor : public Executor {
   Stats stats_;
   std::vector<std::size_t> updates_per_op_;
   std::vector<void*> pointers_;  // write_kernel_node's, kept to spare an allocation per node written
+  std::size_t graphs_built_ = 0;
 };
 
 }  // namespace nimble::replayer

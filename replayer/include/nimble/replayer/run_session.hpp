@@ -229,6 +229,11 @@ class RunSession {
   // program issued them; the caller runs them. Call after every change of the session.
   std::vector<std::function<void()>> releasable_frees();
   std::size_t frees_held() const { return frees_held_; }  // how many were ever held
+  // Dropped recordings whose executors still hold their graphs (Executor::release): the caller
+  // releases them where no capture of the program's is open (destroying graphs and freeing memory
+  // is no call to make into someone else's capture). Returns how many it released.
+  bool release_pending() const { return !to_release_.empty(); }
+  std::size_t release_dropped();
   // In a block of iterations the program issues itself (library calls then run as usual).
   bool plain_phase() const { return plain_owner_.has_value(); }
   // Nothing armed: the next matching call begins an iteration.
@@ -324,6 +329,7 @@ class RunSession {
   RunOptions options_;
   std::vector<std::function<void()>> held_frees_;
   std::size_t frees_held_ = 0;
+  std::vector<Executor*> to_release_;  // of dropped recordings (release_dropped)
   IsDevicePointer is_device_pointer_;
   Clock clock_;
   std::vector<std::unique_ptr<Recording>> recordings_;
