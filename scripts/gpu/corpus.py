@@ -68,6 +68,11 @@ CORPUS = [
     ("dataloader_workers", ["dataloader_workers.py"], 66, {}, ("deterministic", "benchmark")),
     ("gpt2_finetune", ["gpt2_finetune.py"], 100, {}, ("deterministic", "benchmark")),
     ("hf_trainer", ["hf_trainer.py"], 120, {}, ("deterministic", "benchmark")),
+    # Added 2026-11-29, unseen before their first run: a Llama-style LM trained with SDPA, GQA,
+    # fused AdamW and a cosine schedule; a ViT evaluation loop with inference_mode, bf16 and a
+    # running top-1/top-5 accuracy read every batch.
+    ("llama_train", ["llama_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("vit_eval", ["vit_eval.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

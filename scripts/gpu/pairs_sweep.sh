@@ -51,6 +51,10 @@
 #      path or what the process holds after replaying?  Three pairs, one idle pair       (~170 s)
 #  19  ctest -L gpu; HF generate, three pairs, after moving buffers drop the recording at once
 #      (part 18 did so with NIMBLE_RUN_TRIALS=1)                                       (~150 s)
+#  20  ctest -L gpu (with gpu_run_loop_dropped: a dropped recording's graphs given back); two
+#      programs never run under nimble before (a Llama-style LM trained with SDPA and GQA, a ViT
+#      evaluation loop with a running accuracy read every batch): one interleaved pair each,
+#      deterministic and benchmark mode, 200 steps                                     (~400 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -58,7 +62,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
@@ -196,9 +200,15 @@ case $part in
     ctest_gpu
     pairs generate-drop 150 --pairs 3 --turn 2 gpt2_generate
     ;;
+  20)
+    ctest_gpu
+    cp "$root/build-gpu/tests/apps/run-loop-dropped.run.json" "$out/" && grep -o '"\(state\|released\)": [a-z"]*' "$out/run-loop-dropped.run.json"
+    pairs unseen-deterministic 200 --pairs 1 llama_train:200 vit_eval:200
+    pairs unseen-benchmark 170 --pairs 1 --mode benchmark llama_train:200 vit_eval:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 19)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 20)" >&2
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop-dropped.run.json
