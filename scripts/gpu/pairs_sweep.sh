@@ -75,9 +75,11 @@ pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and 
     > "$out/$part-$name.txt" 2>&1
   tail -n +3 "$out/$part-$name/pairs.md" 2>/dev/null
 }
-ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt
+ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt, nimble run's summaries beside it
   (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
   tail -4 "$out/ctest-gpu.txt"
+  cp "$root"/build-gpu/tests/interposer/apps/run-loop*.run.json "$out/" 2>/dev/null
+  grep -o '"\(state\|released\)": [a-z"]*' "$out/run-loop-dropped.run.json" 2>/dev/null | tr '\n' ' '; echo
 }
 case $part in
   1)
@@ -202,7 +204,6 @@ case $part in
     ;;
   20)
     ctest_gpu
-    cp "$root/build-gpu/tests/apps/run-loop-dropped.run.json" "$out/" && grep -o '"\(state\|released\)": [a-z"]*' "$out/run-loop-dropped.run.json"
     pairs unseen-deterministic 200 --pairs 1 llama_train:200 vit_eval:200
     pairs unseen-benchmark 170 --pairs 1 --mode benchmark llama_train:200 vit_eval:200
     ;;
@@ -211,4 +212,4 @@ case $part in
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop-dropped.run.json
+cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json
