@@ -4,7 +4,7 @@
 #   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
 #   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
 #      benchmark mode on 4 programs                                             (~400 s)
-#   3  benchmark mode on the other 8 programs                                   (~300 s)
+#   3  ctest -L gpu; benchmark mode on the other 8 programs                     (~330 s)
 #   4  generate at 160 calls: two pairs under nimble run, two idle, one A/A      (~330 s)
 #      (docs/benchmarks/generate-h200-nov28: one pair resolves about 3%)
 #   5  DDP under torchrun across two GPUs (the nvidia-h200-x2 kind), resnet18 and resnet50, twice:
@@ -67,7 +67,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out=${OUT:?"set OUT to the folder the results go to"}
 export PYTHONUNBUFFERED=1
 mkdir -p /work
-[ -e /work/main/CMakeLists.txt ] || ln -sfn "$root" /work/main  # the ctest files name /work/main
+# The ctest files name /work/main: it must be this checkout (a warm machine may keep the link of an earlier call's).
+[ "$(realpath /work/main 2>/dev/null)" = "$(realpath "$root")" ] || ln -sfn "$root" /work/main
 cd "$root/scripts/gpu"
 pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and deadline
   local name=$1 seconds=$2; shift 2
@@ -95,6 +96,7 @@ case $part in
     pairs benchmark 150 --pairs 1 --mode benchmark epochs_eval_lastbatch grad_accum bert_train resnet18_amp_adamw
     ;;
   3)
+    ctest_gpu
     pairs benchmark 300 --pairs 1 --mode benchmark timm_pnasnet timm_efficientnet inception_v3 gpt2_forward \
       googlenet_pinned compile_default side_streams ddp_one_rank
     ;;
