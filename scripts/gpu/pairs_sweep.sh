@@ -2,8 +2,8 @@
 # Interleaved process pairs of every corpus program, split into parts that each fit one
 # device call (600 s), as measured on the H200 on 2026-11-28 (docs/benchmarks/sweep-h200-nov28):
 #   1  ctest -L gpu, then 11 programs in deterministic mode, one pair each      (~400 s)
-#   2  generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
-#      benchmark mode on 4 programs                                             (~400 s)
+#   2  ctest -L gpu; generate, the programs with their own graphs, JAX, CuPy, DDP; A/A pairs;
+#      benchmark mode on 4 programs                                             (~430 s)
 #   3  ctest -L gpu; benchmark mode on the other 8 programs                     (~330 s)
 #   4  generate at 160 calls: two pairs under nimble run, two idle, one A/A      (~330 s)
 #      (docs/benchmarks/generate-h200-nov28: one pair resolves about 3%)
@@ -90,6 +90,7 @@ case $part in
       resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
     ;;
   2)
+    ctest_gpu
     pairs generate 110 --pairs 1 --turn 2 gpt2_generate
     pairs own-graphs 230 --pairs 1 compile_reduce_overhead:2000 torch_cuda_graph cupy_loop jax_flax_train:800 ddp_one_rank
     pairs aa 110 --pairs 0 --aa timm_efficientnet bert_train jax_flax_train
