@@ -58,13 +58,17 @@
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
-# Each part writes its tables and logs under $OUT/PART-*/ and packs them into $OUT/sweep.tgz
+# Each part writes its tables and logs under a temporary PART-*/ and packs them into $OUT/sweep.tgz
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
 part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-out=${OUT:?"set OUT to the folder the results go to"}
+results=${OUT:?"set OUT to the folder the results go to"}
+# Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
+# device tool brings back a limited number of files (part 2's 60 left sweep.tgz behind on 2026-11-29).
+out=${PAIRS_SWEEP_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/pairs-sweep.XXXXXX")}
+export PAIRS_SWEEP_DIR=$out  # a part that runs another (11 runs 10) writes into the same folder
 export PYTHONUNBUFFERED=1
 mkdir -p /work
 # The ctest files name /work/main: it must be this checkout (a warm machine may keep the link of an earlier call's).
@@ -215,4 +219,5 @@ case $part in
     exit 2
     ;;
 esac
-cd "$out" && tar czf sweep.tgz --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json
+cp "$out"/*.txt "$results/" 2>/dev/null
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json
