@@ -73,6 +73,8 @@ CORPUS = [
     # running top-1/top-5 accuracy read every batch.
     ("llama_train", ["llama_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("vit_eval", ["vit_eval.py"], 100, {}, ("deterministic", "benchmark")),
+    # Checkpoints saved every 25 steps with torch.cuda.empty_cache() after each, a validation every 50.
+    ("checkpointing_train", ["checkpointing_train.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -55,6 +55,9 @@
 #      programs never run under nimble before (a Llama-style LM trained with SDPA and GQA, a ViT
 #      evaluation loop with a running accuracy read every batch): one interleaved pair each,
 #      deterministic and benchmark mode, 200 steps                                     (~400 s)
+#  21  a third unseen program: training that saves checkpoints every 25 steps and empties
+#      PyTorch's allocator cache after each (buffers may move), validation every 50 steps; one
+#      interleaved pair, deterministic mode, 200 steps                                  (~120 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -62,7 +65,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20"}
+part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -214,8 +217,11 @@ case $part in
     pairs unseen-deterministic 200 --pairs 1 llama_train:200 vit_eval:200
     pairs unseen-benchmark 170 --pairs 1 --mode benchmark llama_train:200 vit_eval:200
     ;;
+  21)
+    pairs unseen-checkpointing 200 --pairs 1 checkpointing_train:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 20)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 21)" >&2
     exit 2
     ;;
 esac
