@@ -180,8 +180,10 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
     if (writes < best_writes) best = v, best_writes = writes;
   }
+  // Whether these parameters came recently (a rotation among a few sets): asked whenever they need
+  // writes, so the writes can be told apart from those for new addresses.
+  const bool recurring = best_writes > 0 && seen_before(segment, wanted);
   if (best_writes > 0 && variants.size() < max_variants_ && !variants_closed_[segment]) {
-    const bool recurring = seen_before(segment, wanted);  // only while there is room: variants never shrink
     Variant fresh = fresh_variant(segment, nullptr);
     const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
     if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {
@@ -200,6 +202,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   }
   Variant& v = variants[best];
   const auto updates_start = Clock::now();
+  const std::size_t updates_before = stats_.node_updates;
   auto next = wanted.begin();
   for (std::size_t k = 0; k < v.held.size(); ++k) {
     const std::size_t op = seg.begin + k;
@@ -213,6 +216,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     }
     if (changed) ++next;
   }
+  if (recurring) stats_.node_updates_recurring += stats_.node_updates - updates_before;
   const auto launch_start = Clock::now();
   std::size_t first = seg.begin;  // the segment's stream: its first op that names one
   while (first + 1 < seg.end && plan_.ops[first].program_stream == 0) ++first;

@@ -25,7 +25,8 @@ std::size_t eightfold(std::size_t first, std::size_t earlier) {
 
 // The execs r's executor has made and the node parameters it has written, so far.
 IterationWork executor_totals(const Recording& r) {
-  return r.executor ? IterationWork{r.executor->execs_made(), r.executor->node_writes()} : IterationWork{};
+  if (!r.executor) return {};
+  return {r.executor->execs_made(), r.executor->node_writes(), r.executor->node_writes_for_new_parameters()};
 }
 
 std::string speed_text(double plain_ms, double replayed_ms) {
@@ -46,18 +47,22 @@ std::string speed_text(double plain_ms, double replayed_ms) {
 // (generate, XLA, the DataLoader program: each rested twice and was dropped at its third), and
 // while it rests nimble run stays on every call: generate ran at 0.96x of plain resting against
 // 0.98x once dropped and 1.00x with the idle library (H200, 2026-11-29). The fewest writes of those
-// iterations decide: a program rotating among a few sets of buffers has an iteration its variants
-// already hold.
+// iterations decide, and only writes for parameters the segment had in none of its recent launches
+// count: a program rotating among a few sets of buffers (three, say, which no iteration of a
+// four-iteration warm-up finds held) goes on to its trial, where further execs come to hold them
+// (ResNet-50 training that saves checkpoints, H200, 2026-11-29, was dropped by the older rule at its
+// first warm-up, 2% replayed; whether its buffers rotate is not yet measured).
 bool RunSession::warmed_up_moving(Recording& r) {
   if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
-    r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).writes - r.work_at_begin.writes);
+    r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).new_writes - r.work_at_begin.new_writes);
   }
   if (--r.warmup_left > 0 || r.fewest_writes == static_cast<std::size_t>(-1) || 2 * r.fewest_writes <= r.calls) {
     return false;
   }
   drop(r, "replay rewrote most of its graph nodes in every iteration (at least " + std::to_string(r.fewest_writes) +
               " of its " + std::to_string(r.calls) +
-              " calls' nodes each time: its buffers move from one iteration to the next), which costs what replay saves");
+              " calls' nodes each time, to addresses none of its recent iterations had: its buffers move from one "
+              "iteration to the next), which costs what replay saves");
   return true;
 }
 
@@ -76,7 +81,8 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
 
 IterationWork RunSession::work_since_last_start(Recording& r) {
   const IterationWork now = executor_totals(r);
-  const IterationWork work{now.execs - r.work_at_begin.execs, now.writes - r.work_at_begin.writes};
+  const IterationWork work{now.execs - r.work_at_begin.execs, now.writes - r.work_at_begin.writes,
+                          now.new_writes - r.work_at_begin.new_writes};
   r.work_at_begin = now;
   return work;
 }

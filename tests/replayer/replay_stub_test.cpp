@@ -854,6 +854,23 @@ TEST_F(RunExecutorStub, AlternatingParametersGetAnExecEachAndNeedNoMoreWrites) {
   EXPECT_EQ(calls_named("cuGraphExecKernelNodeSetParams").back().args[2], 5u);
 }
 
+// Writes for parameters a segment had in a recent launch (buffers rotating among three sets) are
+// told apart from writes for new ones: the moving-buffers verdict counts only the new.
+TEST_F(RunExecutorStub, WritesForARotationOfThreeSetsAreNotCountedAsNew) {
+  GraphExecutor executor(api_, run_plan_, segments_, Backend::Graph, /*max_variants=*/4);
+  ShortCircuit sc(run_plan_, segments_, on_device, executor);
+  const std::uint64_t seeds[] = {1, 2, 3};
+  for (int i = 0; i < 3; ++i) iteration(sc, seeds[i], static_cast<std::uint32_t>(seeds[i]));  // new sets
+  EXPECT_EQ(executor.node_writes(), 6u);  // the kernel's and the memset's node, each time
+  EXPECT_EQ(executor.node_writes_for_new_parameters(), 6u);
+  for (int i = 0; i < 9; ++i) iteration(sc, seeds[i % 3], static_cast<std::uint32_t>(seeds[i % 3]));
+  EXPECT_EQ(executor.node_writes_for_new_parameters(), 6u) << "the rotation's writes are not new";
+  EXPECT_EQ(executor.node_writes(), 10u);  // the first two again, into further execs; then none
+  for (std::uint64_t seed = 100; seed < 104; ++seed) iteration(sc, seed, static_cast<std::uint32_t>(seed));
+  EXPECT_EQ(executor.node_writes_for_new_parameters(), 14u);  // new addresses every time
+  EXPECT_EQ(executor.node_writes(), 18u);
+}
+
 // A dropped recording's executor gives back every exec (further variants too), graph and stand-in
 // buffer at once, not at exit; its counts stay for the summary, and it launches nothing after.
 TEST_F(RunExecutorStub, ReleaseDestroysEveryExecAndGraphOnceAndLaunchesNothingAfter) {

@@ -337,6 +337,26 @@ TEST_F(RunSessionTest, ARecordingWhoseWarmUpRewritesMostNodesIsDroppedWithoutATi
   EXPECT_FALSE(s.concerns(sig(1)));  // its first call takes the fast path
 }
 
+// Buffers that rotate among a few sets (three: every warm-up iteration rewrites most nodes, the
+// fourth for a set its segments had two iterations before) are no reason to drop: more execs come
+// to hold them, and the trial decides.
+TEST_F(RunSessionTest, BuffersRotatingAmongAFewSetsGoOnToTheTrialThoughEveryWarmUpIterationRewrites) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("step", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  log_.writes_per_launch = {3};  // 3 of the 4 calls' nodes, every warm-up iteration
+  for (int i = 0; i < 3; ++i) iterate(s, train_);  // sets A, B, C: new
+  log_.recurring = true;
+  iterate(s, train_);  // A again
+  EXPECT_EQ(r.state, RecordingState::Trial) << r.dropped_because;
+  log_.writes_per_launch = {};  // the variants hold all three now
+  for (int i = 0; i < 60; ++i) iterate(s, train_);
+  EXPECT_EQ(r.state, RecordingState::Replaying) << r.dropped_because;
+  EXPECT_FALSE(r.trial_speedup.value_or(0) == 0);
+}
+
 // Buffers that move only in the first warm-up iteration (whatever moved since the recording) are
 // no reason to drop: the iterations after it decide.
 TEST_F(RunSessionTest, BuffersThatMovedOnlyBeforeTheFirstWarmUpIterationAreNoReasonToDrop) {

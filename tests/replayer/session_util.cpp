@@ -8,7 +8,11 @@ void LoggingExecutor::launch_segment(std::size_t segment, const IterationMatcher
   log.lines.push_back(name + " launch " + std::to_string(segment));
   ++log.launches;
   if (log.execs_to_make > 0) --log.execs_to_make, ++log.execs;
-  if (!log.writes_per_launch.empty()) log.writes += log.writes_per_launch[(log.launches - 1) % log.writes_per_launch.size()];
+  if (!log.writes_per_launch.empty()) {
+    const std::size_t writes = log.writes_per_launch[(log.launches - 1) % log.writes_per_launch.size()];
+    log.writes += writes;
+    if (!log.recurring) log.new_writes += writes;
+  }
 }
 
 void LoggingExecutor::issue(std::size_t op, const GpuCall&) {

@@ -17,6 +17,8 @@ struct Log {
   std::size_t execs_to_make = 0;  // each of the next this many launches instantiates one
   std::size_t writes = 0;         // graph node parameters "written" by the executors
   std::vector<std::size_t> writes_per_launch;  // each launch writes the next of these, in turn (none: 0)
+  bool recurring = false;  // launches now write parameters their segment had recently (a rotation)
+  std::size_t new_writes = 0;  // writes made while not recurring
   std::vector<std::string> released;  // the executors released, by name, in order
 };
 
@@ -28,6 +30,7 @@ struct LoggingExecutor : Executor {
   void issue(std::size_t op, const GpuCall&) override;
   std::size_t execs_made() const override { return log.execs; }
   std::size_t node_writes() const override { return log.writes; }
+  std::size_t node_writes_for_new_parameters() const override { return log.new_writes; }
   void release() override { log.released.push_back(name); }
 };
 

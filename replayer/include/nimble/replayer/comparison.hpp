@@ -24,6 +24,9 @@ struct IterationTimes {
 // instantiated (one-off, new addresses) and node parameters written (addresses that moved).
 struct IterationWork {
   std::size_t execs = 0, writes = 0;
+  // Of the writes, those for parameters not seen in the segment's recent iterations: addresses
+  // that are new, not a rotation among a few sets that further execs come to hold.
+  std::size_t new_writes = 0;
 };
 
 class Comparison {

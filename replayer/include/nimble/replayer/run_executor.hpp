@@ -43,6 +43,9 @@ class GraphExecutor : public Executor {
   void issue(std::size_t op, const GpuCall& call) override;
   std::size_t execs_made() const override { return stats_.execs; }
   std::size_t node_writes() const override { return stats_.node_updates; }
+  std::size_t node_writes_for_new_parameters() const override {
+    return stats_.node_updates - stats_.node_updates_recurring;
+  }
   // Destroys the graphs, execs, streams and events and frees the stand-in memory, and puts back the
   // kernels' shared memory limits it raised (a program's dropped recording held them until exit).
   // Stats stay. Launching or issuing afterwards throws ReplayError.
@@ -52,6 +55,7 @@ class GraphExecutor : public Executor {
   std::size_t graphs() const;
   struct Stats {
     std::size_t node_updates = 0;    // parameters written into an exec
+    std::size_t node_updates_recurring = 0;  // of those, for a parameter set the segment had recently
     std::size_t execs = 0;           // execs instantiated, all segments and variants
     std::size_t execs_refused = 0;   // further execs the driver would not instantiate (the segment keeps its own)
     std::size_t launches = 0;        // graph launches

@@ -63,6 +63,9 @@ class Executor {
   // Parameters written into graph nodes so far: an iteration whose buffers moved since the last
   // one rewrites its nodes before their graphs launch.
   virtual std::size_t node_writes() const { return 0; }
+  // Of those, the ones written for a segment's parameters that none of its recent launches had:
+  // buffers at new addresses, not buffers rotating among a few sets (which more execs will hold).
+  virtual std::size_t node_writes_for_new_parameters() const { return node_writes(); }
   // Its recording was dropped: what it holds on the device (graphs, execs, streams, stand-in
   // memory) goes back now; its counts stay for the summary. Nothing is launched or issued after.
   virtual void release() {}
