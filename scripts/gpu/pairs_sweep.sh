@@ -74,7 +74,7 @@ out=${PAIRS_SWEEP_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/pairs-sweep.XXXXXX")}
 export PAIRS_SWEEP_DIR=$out  # a part that runs another (11 runs 10) writes into the same folder
 export PYTHONUNBUFFERED=1
 mkdir -p /work
-# The ctest files name /work/main: it must be this checkout (a warm machine may keep the link of an earlier call's).
+# The ctest files name /work/main: it must be this checkout.
 [ "$(realpath /work/main 2>/dev/null)" = "$(realpath "$root")" ] || ln -sfn "$root" /work/main
 cd "$root/scripts/gpu"
 pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and deadline
