@@ -48,8 +48,9 @@ std::string speed_text(double plain_ms, double replayed_ms) {
 // while it rests nimble run stays on every call: generate ran at 0.96x of plain resting against
 // 0.98x once dropped and 1.00x with the idle library (H200, 2026-11-29). The fewest writes of those
 // iterations decide, and only writes for parameters the segment had in none of its recent launches
-// count: a program rotating among a few sets of buffers (three, say, which no iteration of a
-// four-iteration warm-up finds held) goes on to its trial, where further execs come to hold them
+// count: a program rotating among a few sets of buffers (three, say, the recorded iteration's not
+// among them: no iteration of a four-iteration warm-up then finds its set held) goes on to its
+// trial, where further execs come to hold them
 // (ResNet-50 training that saves checkpoints, H200, 2026-11-29, was dropped by the older rule at its
 // first warm-up, 2% replayed; whether its buffers rotate is not yet measured).
 bool RunSession::warmed_up_moving(Recording& r) {

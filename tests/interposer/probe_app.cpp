@@ -811,12 +811,16 @@ struct OverheadLoop {
   LoopParts parts;
   int kernels, bracket_from, bracket_to;
   bool changing, unrepeating = false;
+  // > 0: every kernel's scalar cycles through this many values, one per iteration (as buffers
+  // rotating among a few sets move every kernel's arguments), and iteration 1's are its own.
+  int period = 0;
   void run(int from, int to) {
     static float host[256];
     for (int i = from; i < to; ++i) {
       if (i == bracket_from) cuProfilerStart();
       int n = changing ? 100 + i : 100;
       int m = 7;
+      if (period > 0) n = m = i == 1 ? 1000 : 100 + i % period;
       void* scale_args[] = {&parts.a, &parts.b, &n};
       void* fill_args[] = {&parts.b, &m};
       for (int k = 0; k < kernels; ++k) {
@@ -846,10 +850,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // 10 (wall clock and this thread's CPU time, which a loaded machine changes less), and the CPU time
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
-int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false) {
+int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
+             int period = 0) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
-  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating};
+  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -867,6 +872,7 @@ int overhead(int iterations, int kernels, bool changing, bool record_all = false
               static_cast<double>(cpu_end - cpu_start) / launches, static_cast<double>(cpu_end - cpu_half) / late_launches);
   std::printf("kernels_run=%d graph_launches=%d execs_destroyed=%d\n", fake_driver_count("cuLaunchKernel"),
               fake_driver_count("cuGraphLaunch"), fake_driver_count("cuGraphExecDestroy"));
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   return 0;
 }
 
@@ -1011,6 +1017,10 @@ int main(int argc, char** argv) {
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
+  // Every kernel's argument cycles through three values (iteration 1, the recorded one, has its
+  // own), or is new every iteration: buffers rotating among a few sets, or always moving.
+  if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
+  if (mode == "overhead-moving") return overhead(400, 200, false, false, false, 1 << 20);
   if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.

@@ -44,11 +44,12 @@ struct ProbeRun {
   RunResult result;
   nlohmann::json summary;
 };
-ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings) {
+ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings,
+                            const std::string& mode = "overhead") {
   std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
   env.insert(env.end(), settings.begin(), settings.end());
   ProbeRun run{run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o",
-                                  dir + "/t.json", "--", probe_path(), "overhead"}),
+                                  dir + "/t.json", "--", probe_path(), mode}),
                nlohmann::json()};
   EXPECT_EQ(run.result.exit_code, 0) << run.result.output;
   run.summary = read_json(dir + "/t.run.json");
@@ -872,6 +873,37 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
   EXPECT_FALSE(std::filesystem::exists(dir + "/a.2.json"));
   EXPECT_NE(a.output.find("only known iterations found and none is live; stopped for good"), std::string::npos) << a.output;
   EXPECT_LT(auto_summary.value("calls_seen", 1u << 30), 100000u) << auto_summary.dump(2);
+}
+
+// Buffers rotating among three sets move every kernel's arguments in every iteration, and the
+// recorded iteration's are its own: each iteration of the warm-up rewrites every node (the fourth
+// into a further exec for a set the first had). That is no reason to drop the recording (further
+// execs hold the sets); arguments that are new every iteration are. Results as a plain run's.
+TEST(RunCommand, BuffersRotatingAmongThreeSetsGoOnToTheTrialAndBuffersNewEveryIterationDrop) {
+  const std::string dir = temp_dir();
+  const std::vector<std::string> settings = {"NIMBLE_RUN_TRIAL=4"};
+  for (const std::string mode : {"overhead-rotating", "overhead-moving"}) {
+    SCOPED_TRACE(mode);
+    const RunResult plain = plain_run(mode);
+    ASSERT_EQ(plain.exit_code, 0) << plain.output;
+    const ProbeRun run = run_overhead_probe(dir, settings, mode);
+    if (::testing::Test::HasFailure()) return;
+    const nlohmann::json& rec = run.summary["recordings"][0];
+    const std::string dropped = rec.value("dropped_because", "");
+    const bool moved = dropped.find("rewrote most of its graph nodes") != std::string::npos;
+    EXPECT_EQ(moved, mode == "overhead-moving") << rec.dump(2);
+    if (mode == "overhead-rotating") {
+      // Its warm-up wrote every node for three new sets, then found one again: a trial followed.
+      EXPECT_GE(rec["graphs"].value("execs", 0), 2) << rec["graphs"].dump();
+      EXPECT_TRUE(rec.contains("timings")) << rec.dump(2);
+      EXPECT_GT(rec["timings"]["plain"].value("iterations", 0) + rec["timings"]["replayed"].value("iterations", 0), 0)
+          << rec.dump(2);
+    } else {
+      EXPECT_NE(dropped.find("to addresses none of its recent iterations had"), std::string::npos) << dropped;
+    }
+    EXPECT_NE(work_of(plain.output), "none") << plain.output;
+    EXPECT_EQ(work_of(run.result.output), work_of(plain.output)) << "the results differ from a plain run's";
+  }
 }
 
 // A program whose iteration launches its own CUDA graph, which it updates between launches,
