@@ -40,6 +40,8 @@ void GraphExecutor::release() {
   variants_.assign(variants_.size(), {});
   graphs_.assign(graphs_.size(), {});
   node_of_.assign(node_of_.size(), nullptr);
+  kernel_params_.assign(kernel_params_.size(), std::nullopt);
+  recent_sets_.assign(recent_sets_.size(), {});
   replayer_.reset();
 }
 
