@@ -28,11 +28,14 @@ GraphExecutor::GraphExecutor(const DriverApi& api, const ReplayPlan& plan, const
     for (std::size_t i = seg.begin; i < seg.end; ++i) node_of_[i] = graphs_[s].op_nodes[i - seg.begin];
     variants_[s].push_back(fresh_variant(s, graphs_[s].exec));
     ++stats_.execs;
-    ++graphs_built_;
   }
 }
 
-std::size_t GraphExecutor::graphs() const { return graphs_built_; }
+std::size_t GraphExecutor::graphs() const {
+  std::size_t n = 0;
+  for (const auto& g : graphs_) n += g.exec != nullptr;
+  return n;
+}
 
 void GraphExecutor::release() {
   if (!replayer_) return;

@@ -882,8 +882,10 @@ TEST_F(RunExecutorStub, ReleaseDestroysEveryExecAndGraphOnceAndLaunchesNothingAf
   ASSERT_EQ(executor->stats().execs, 4u);
   EXPECT_FALSE(executor->released());
   EXPECT_TRUE(calls_named("cuGraphExecDestroy").empty());
+  ASSERT_EQ(executor->graphs(), 2u);
   executor->release();
   EXPECT_TRUE(executor->released());
+  EXPECT_EQ(executor->graphs(), 0u);
   std::vector<std::uint64_t> made, destroyed;
   for (const Call& c : calls_named("cuGraphInstantiateWithFlags")) made.push_back(c.args[0]);
   for (const Call& c : calls_named("cuGraphExecDestroy")) destroyed.push_back(c.args[0]);

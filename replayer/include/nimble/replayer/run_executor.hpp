@@ -52,7 +52,7 @@ class GraphExecutor : public Executor {
   void release() override;
   bool released() const { return !replayer_; }
 
-  std::size_t graphs() const;
+  std::size_t graphs() const;  // graphs it holds (none once released)
   struct Stats {
     std::size_t node_updates = 0;    // parameters written into an exec
     std::size_t node_updates_recurring = 0;  // of those, for a parameter set the segment had recently
@@ -108,7 +108,6 @@ class GraphExecutor : public Executor {
   Stats stats_;
   std::vector<std::size_t> updates_per_op_;
   std::vector<void*> pointers_;  // write_kernel_node's, kept to spare an allocation per node written
-  std::size_t graphs_built_ = 0;
 };
 
 }  // namespace nimble::replayer
