@@ -40,15 +40,20 @@ def show(word):
 
 def split_steps(tasks, steps=None):
     """(steps, calls per step): the most steps (8 down to 2, or exactly `steps`) whose repeats issue
-    the same kernels and copies in the same order; None when none does."""
+    the same kernels and copies in the same order; None when none does. The last step may lack a
+    few calls: those issued after cuProfilerStop (the step's read of its loss)."""
     n = len(tasks)
-    for count in ([steps] if steps else range(8, 1, -1)):
-        if count < 2 or n % count:
-            continue
-        p = n // count
-        if all(shape_of(tasks[i]) == shape_of(tasks[i + p]) for i in range(n - p)):
-            return count, p
+    counts = [steps] if steps else range(8, 1, -1)
+    for short in (0, 8):  # whole steps first
+        for count in counts:
+            p = -(-n // count)  # rounded up
+            if count >= 2 and p * count - n <= min(short, p - 1) and same_work(tasks, p):
+                return count, p
     return None
+
+
+def same_work(tasks, p):
+    return all(shape_of(tasks[i]) == shape_of(tasks[i + p]) for i in range(len(tasks) - p))
 
 
 def task_name(task):
@@ -62,7 +67,7 @@ def step_changes(tasks, steps, p, most_examples=40):
     moved, by_kind, names, examples = collections.Counter(), collections.Counter(), collections.Counter(), []
     all_words = [words(t) for t in tasks]  # each task's words, read once
     for s in range(1, steps):
-        for i in range(p):
+        for i in range(min(p, len(tasks) - s * p)):
             now = tasks[s * p + i]
             w_now, w_before = all_words[s * p + i], all_words[(s - 1) * p + i]
             changed = [k for k in w_now if w_now[k] != w_before.get(k)]

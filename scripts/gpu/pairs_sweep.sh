@@ -58,6 +58,8 @@
 #  21  a third unseen program: training that saves checkpoints every 25 steps and empties
 #      PyTorch's allocator cache after each (buffers may move), validation every 50 steps; one
 #      interleaved pair, deterministic mode, 200 steps                                  (~120 s)
+#  22  never slower? That program (part 21: its recording dropped for moving buffers at warm-up, its
+#      one pair 0.94-0.97): three pairs, A/A and idle at 200 steps                      (~350 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -65,7 +67,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|3|4|5|6|7|8|9|10|11|12|13|14|15|16|17|18|19|20|21"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|22"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -220,8 +222,11 @@ case $part in
   21)
     pairs unseen-checkpointing 200 --pairs 1 checkpointing_train:200
     ;;
+  22)
+    pairs never-slower-checkpointing 500 --pairs 3 --aa --idle checkpointing_train:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 21)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 22)" >&2
     exit 2
     ;;
 esac

@@ -5,7 +5,7 @@ every tensor copied to the host) and `torch.cuda.empty_cache()` hands the alloca
 blocks back to the driver (so later steps may get their buffers at new addresses); every 50 steps
 a two-batch validation under no_grad."""
 import io
-from corpus_common import STEPS, step_done, mark_loop_start, torch_setup
+from corpus_common import STEPS, step_begins, step_done, mark_loop_start, torch_setup
 torch = torch_setup()
 import torchvision
 
@@ -20,6 +20,7 @@ val_y = torch.randint(0, 100, (2, BATCH), device="cuda", generator=gen)
 saved = []
 mark_loop_start()
 for step in range(STEPS):
+    step_begins(step)
     model.train()
     x = torch.randn(BATCH, 3, 160, 160, device="cuda", generator=gen).contiguous(memory_format=torch.channels_last)
     y = torch.randint(0, 100, (BATCH,), device="cuda", generator=gen)
