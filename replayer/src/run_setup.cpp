@@ -1,6 +1,7 @@
 #include "nimble/replayer/run_setup.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <set>
 
@@ -21,6 +22,31 @@ bool launches_program_graphs(const trace::Trace& trace) {
 bool nimble_launches_anything(const ReplayPlan& plan, const std::vector<Segment>& segments) {
   return std::any_of(segments.begin(), segments.end(),
                      [&](const Segment& s) { return !s.program_runs && has_work(plan, s); });
+}
+
+// An iteration that the program's own event records, waits and stream changes cut into many
+// graphs of a call or two each (cuDNN's RNN orders its internal streams so, about once per
+// kernel): each graph launch costs about what the calls it replaces cost, and each cut is a
+// point where nimble run must act. An LSTM language model on the H200 replayed at 0.59-0.91 of
+// plain with 190 graphs of 2.5 calls (docs/benchmarks/unseen-h200-nov29). A few such graphs in a
+// longer iteration are fine: the rule looks at the average over at least kFewCallsGraphs graphs.
+constexpr std::size_t kFewCallsGraphs = 8;
+constexpr double kFewestCallsPerGraph = 4.0;
+
+std::string why_too_fragmented(const ReplayPlan& plan, const std::vector<Segment>& segments) {
+  std::size_t graphs = 0, calls = 0;
+  for (const Segment& s : segments) {
+    if (s.program_runs || !has_work(plan, s)) continue;
+    ++graphs;
+    for (std::size_t op = s.begin; op < s.end; ++op) calls += plan.ops[op].kind != OpKind::Nop;
+  }
+  const double per_graph = graphs ? static_cast<double>(calls) / static_cast<double>(graphs) : 0;
+  if (graphs < kFewCallsGraphs || per_graph >= kFewestCallsPerGraph) return "";
+  char mean[32];
+  std::snprintf(mean, sizeof mean, "%.1f", per_graph);
+  return "the program's own event records, waits and stream changes cut the iteration into " + std::to_string(graphs) +
+         " graphs of " + mean + " calls on average (fewer than " + std::to_string(static_cast<int>(kFewestCallsPerGraph)) +
+         "): a graph launch for every call or two costs what it saves, so the program runs its own calls";
 }
 
 // Whether the program could not run replay here: the reason, or "" when it can.
@@ -173,6 +199,7 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
     aside.own_graphs = true;
     return aside;
   }
+  if (std::string reason = why_too_fragmented(setup.plan, setup.segments); !reason.empty()) return refused(reason);
   // One stream keeps the program's order: any argument may change. A schedule over several
   // streams was built from the recorded addresses: they must stay.
   p.stream_graphs = setup.plan.streams > 1;

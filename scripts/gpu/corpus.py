@@ -75,6 +75,14 @@ CORPUS = [
     ("vit_eval", ["vit_eval.py"], 100, {}, ("deterministic", "benchmark")),
     # Checkpoints saved every 25 steps with torch.cuda.empty_cache() after each, a validation every 50.
     ("checkpointing_train", ["checkpointing_train.py"], 100, {}, ("deterministic", "benchmark")),
+    # Added 2026-11-29 (second set), unseen before their first run: PyTorch Lightning running the
+    # loop; BERT with dynamic padding (the sequence length changes from batch to batch); an LSTM
+    # language model with truncated BPTT (cuDNN's RNN); Faster R-CNN evaluation (shapes set by
+    # the data, host copies inside each step).
+    ("lightning_train", ["lightning_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("bert_dynamic_padding", ["bert_dynamic_padding.py"], 100, {}, ("deterministic", "benchmark")),
+    ("lstm_lm", ["lstm_lm.py"], 100, {}, ("deterministic", "benchmark")),
+    ("detection_eval", ["detection_eval.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

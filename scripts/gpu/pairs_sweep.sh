@@ -59,7 +59,13 @@
 #      PyTorch's allocator cache after each (buffers may move), validation every 50 steps; one
 #      interleaved pair, deterministic mode, 200 steps                                  (~120 s)
 #  22  never slower? That program (part 21: its recording dropped for moving buffers at warm-up, its
-#      one pair 0.94-0.97): three pairs, A/A and idle at 200 steps                      (~350 s)
+#      one pair 0.94-0.97): three pairs, A/A and idle at 200 steps                      (217 s)
+#  23  four more programs never run under nimble before (PyTorch Lightning; BERT with dynamic
+#      padding; an LSTM language model; Faster R-CNN evaluation): one interleaved pair each,
+#      deterministic mode, 200 steps                                                   (185 s)
+#  24  ctest -L gpu; never slower? The LSTM language model (part 23: replayed at 0.63 of plain, its
+#      iteration cut into 190 graphs of 2.5 calls by cuDNN's event records and waits; now refused):
+#      two pairs, idle and A/A at 200 steps                                             (~200 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -67,7 +73,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|22"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|24"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -225,8 +231,15 @@ case $part in
   22)
     pairs never-slower-checkpointing 500 --pairs 3 --aa --idle checkpointing_train:200
     ;;
+  23)
+    pairs unseen-second-set 540 --pairs 1 lightning_train:200 bert_dynamic_padding:200 lstm_lm:200 detection_eval:200
+    ;;
+  24)
+    ctest_gpu
+    pairs never-slower-lstm 300 --pairs 2 --aa --idle lstm_lm:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 22)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 24)" >&2
     exit 2
     ;;
 esac

@@ -814,8 +814,13 @@ struct OverheadLoop {
   // > 0: every kernel's scalar cycles through this many values, one per iteration (as buffers
   // rotating among a few sets move every kernel's arguments), and iteration 1's are its own.
   int period = 0;
+  // > 0: after every this many launches the program records an event and makes the stream wait
+  // for it (cuDNN's RNN orders its internal streams so, about once per kernel).
+  int events_every = 0;
+  CUevent event = nullptr;
   void run(int from, int to) {
     static float host[256];
+    if (events_every > 0 && !event) cuEventCreate(&event, 0);
     for (int i = from; i < to; ++i) {
       if (i == bracket_from) cuProfilerStart();
       int n = changing ? 100 + i : 100;
@@ -829,6 +834,10 @@ struct OverheadLoop {
           cuLaunchKernel(parts.scale, grid, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
         } else {
           cuLaunchKernel(parts.fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+        }
+        if (events_every > 0 && k % events_every == events_every - 1) {
+          cuEventRecord(event, nullptr);
+          cuStreamWaitEvent(nullptr, event, 0);
         }
       }
       cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
@@ -851,10 +860,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
-             int period = 0) {
+             int period = 0, int events_every = 0) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
-  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period};
+  OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
+                    events_every};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -1021,6 +1031,7 @@ int main(int argc, char** argv) {
   // own), or is new every iteration: buffers rotating among a few sets, or always moving.
   if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
   if (mode == "overhead-moving") return overhead(400, 200, false, false, false, 1 << 20);
+  if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
   if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.

@@ -875,6 +875,31 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
   EXPECT_LT(auto_summary.value("calls_seen", 1u << 30), 100000u) << auto_summary.dump(2);
 }
 
+// An iteration cut by the program's own event records and waits after every second launch (as
+// cuDNN's RNN orders its streams) would replay as a graph per two calls: refused with the reason,
+// nothing replayed, the same iteration passed over when found again, and once nimble run stops
+// looking the rest runs at the idle cost (nimble run sees no more calls). Results as a plain run's.
+TEST(RunCommand, AnIterationCutIntoGraphsOfTwoCallsByTheProgramsEventsIsLeftToTheProgram) {
+  const std::string dir = temp_dir();
+  const RunResult plain = plain_run("overhead-events");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
+                                  "NIMBLE_DEBUG=1", kWaitForGraphs};
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(), "overhead-events"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("iterations_replayed", -1), 0) << summary.dump(2);
+  const std::string refused = summary.value("refused", nlohmann::json::array()).dump();
+  EXPECT_NE(refused.find("graphs of 2.0 calls on average"), std::string::npos) << summary.dump(2);
+  EXPECT_NE(r.output.find("nothing was replayed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("event records, waits and stream changes cut the iteration"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped for good"), std::string::npos) << r.output;
+  EXPECT_LT(summary.value("calls_seen", 1u << 30), 200000u) << summary.dump(2);  // the probe makes 2000 x 402
+  EXPECT_EQ(work_of(r.output), work_of(plain.output));
+  EXPECT_EQ(counts(r.output).at("graph_launches"), 0) << r.output;
+}
+
 // Buffers rotating among three sets move every kernel's arguments in every iteration, and the
 // recorded iteration's are its own: each iteration of the warm-up rewrites every node (the fourth
 // into a further exec for a set the first had). That is no reason to drop the recording (further

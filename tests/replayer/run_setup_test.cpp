@@ -155,6 +155,30 @@ TEST(RunSetup, WhereTheProgramRecordedOrWaitedForEventsSegmentsEnd) {
   EXPECT_EQ(p.setup->segments[2].begin, 7u);
 }
 
+// Event records and waits every 2 or 3 calls (cuDNN's RNN): a graph launch for every call or two
+// cannot pay, and the iteration is refused saying so. Cuts every 4 calls, or a few short graphs in
+// a short iteration, are replayed.
+TEST(RunSetup, AnIterationCutIntoManyGraphsOfACallOrTwoIsRefusedSayingSo) {
+  const auto cut_every = [](std::size_t calls, std::size_t every) {
+    RecordedIteration r = recorded();
+    for (std::size_t i = every; i < calls; i += every) r.event_points.push_back(i);
+    return r;
+  };
+  const PreparedRecording fragmented = prepare(parse(document(chain(60))), cut_every(60, 2), RunSetupOptions{});
+  ASSERT_FALSE(fragmented.setup);
+  EXPECT_TRUE(contains(fragmented.refused_because, "into 30 graphs of 2.0 calls on average"))
+      << fragmented.refused_because;
+  EXPECT_TRUE(contains(fragmented.refused_because, "the program runs its own calls")) << fragmented.refused_because;
+  EXPECT_FALSE(prepare(parse(document(chain(60))), cut_every(60, 3), RunSetupOptions{}).setup);
+
+  const PreparedRecording every_fourth = prepare(parse(document(chain(60))), cut_every(60, 4), RunSetupOptions{});
+  ASSERT_TRUE(every_fourth.setup) << every_fourth.refused_because;
+  EXPECT_EQ(every_fourth.setup->segments.size(), 15u);
+  const PreparedRecording short_iteration = prepare(parse(document(chain(14))), cut_every(14, 2), RunSetupOptions{});
+  ASSERT_TRUE(short_iteration.setup) << short_iteration.refused_because;  // 7 graphs: too few to judge
+  EXPECT_EQ(short_iteration.setup->segments.size(), 7u);
+}
+
 TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurnedOff) {
   const std::string text = document(chain(6, [](int i) { return i < 2 || i > 3 ? 0 : 1; }), kTwoStreams);
   const PreparedRecording p = prepare(parse(text), recorded(), RunSetupOptions{});
