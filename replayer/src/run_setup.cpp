@@ -199,7 +199,10 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
     aside.own_graphs = true;
     return aside;
   }
-  if (std::string reason = why_too_fragmented(setup.plan, setup.segments); !reason.empty()) return refused(reason);
+  // (The program's cuts alone: pieces of --piece ops are nimble's own choice.)
+  if (std::string reason = why_too_fragmented(setup.plan, segments_of(setup.plan, 0, breaks)); !reason.empty()) {
+    return refused(reason);
+  }
   // One stream keeps the program's order: any argument may change. A schedule over several
   // streams was built from the recorded addresses: they must stay.
   p.stream_graphs = setup.plan.streams > 1;

@@ -177,6 +177,12 @@ TEST(RunSetup, AnIterationCutIntoManyGraphsOfACallOrTwoIsRefusedSayingSo) {
   const PreparedRecording short_iteration = prepare(parse(document(chain(14))), cut_every(14, 2), RunSetupOptions{});
   ASSERT_TRUE(short_iteration.setup) << short_iteration.refused_because;  // 7 graphs: too few to judge
   EXPECT_EQ(short_iteration.setup->segments.size(), 7u);
+  // Pieces of --piece ops are nimble's own cuts, not the program's: small pieces are replayed.
+  RunSetupOptions pieces_of_two;
+  pieces_of_two.piece = 2;
+  const PreparedRecording pieces = prepare(parse(document(chain(60))), recorded(), pieces_of_two);
+  ASSERT_TRUE(pieces.setup) << pieces.refused_because;
+  EXPECT_EQ(pieces.setup->segments.size(), 30u);
 }
 
 TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurnedOff) {
