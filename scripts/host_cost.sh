@@ -42,7 +42,7 @@ count() {
   echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")|$summary" >> "$out/counts"
 }
 : > "$out/counts"
-for mode in overhead overhead-same overhead-unrepeating; do
+for mode in overhead overhead-same overhead-unrepeating overhead-events; do
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
@@ -51,6 +51,9 @@ count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MI
 command=("$build/bin/nimble" run)
 count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
 count "automatic range, looking (no period repeats)" overhead-unrepeating
+# Event records and waits after every second launch (cuDNN's RNN): the iteration is refused as cut
+# into graphs of two calls, and once found again nimble run stops looking.
+count "automatic range, refused (graphs of two calls)" overhead-events
 # A recording whose trials never pay, with trials left: it rests (the program runs its own
 # iterations) and wakes for another trial now and then (HF generate's recording rests like this).
 count "automatic range, resting (its trials do not pay)" overhead NIMBLE_RUN_MIN_SPEEDUP=100 NIMBLE_RUN_TRIALS=100

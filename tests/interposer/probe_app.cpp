@@ -1032,7 +1032,6 @@ int main(int argc, char** argv) {
   if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
   if (mode == "overhead-moving") return overhead(400, 200, false, false, false, 1 << 20);
   if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
-  if (mode == "overhead-events-sparse") return overhead(2000, 200, false, false, false, 0, 8);
   if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.
