@@ -142,6 +142,7 @@ class AutoRange {
   bool anchored_at_sync() const { return anchored_at_sync_; }
   std::size_t detections() const { return detections_; }  // > 1 after a mismatch while waiting
   std::size_t tasks_seen() const { return total_; }
+  std::size_t host_syncs_seen() const { return sync_gaps_seen_ + (last_sync_ever_ != 0); }
   std::size_t window_start() const { return window_start_; }  // index of the first recorded task
   std::uint64_t fingerprint() const { return fingerprint_; }  // of the period found (period_fingerprint)
   // Times in a row a period was found that `known` passed over: the program is in known

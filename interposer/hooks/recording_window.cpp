@@ -15,6 +15,10 @@
 namespace nimble::hooks {
 namespace {
 constexpr std::size_t kKnownPeriodsBeforeRest = 3;
+// With this many host syncs seen and no period, the program ran many iterations (a training step
+// reads its loss, an evaluation its outputs): running more would not help, iterations that differ
+// would (BERT with dynamic padding: 129493 tasks, a sync each step, on the H200).
+constexpr std::size_t kSyncsOfManyIterations = 100;
 // Tasks without a period in the whole sequence before the busiest kernel thread is followed alone.
 constexpr std::size_t kTasksBeforeLane = 1024;
 constexpr std::size_t kThreadsCounted = 64;
@@ -316,7 +320,7 @@ void RecordingWindow::at_exit() {
                "with torch.cuda.profiler.start()/stop() (or cudaProfilerStart/Stop), or use "
                "NIMBLE_CAPTURE_RANGE=auto";
         break;
-      case CaptureRange::Auto:
+      case CaptureRange::Auto: {
         hint = "no repeating period was found in " +
                std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
         if (streams_seen_.size() > 1) {
@@ -332,12 +336,18 @@ void RecordingWindow::at_exit() {
                         "apart; @tNsM: thread N, stream M, numbered as they came): " + tail_->text());
         }
         // nimble run's summary: what was seen; more iterations help only a program that ran few.
-        if (config_.run) {
-          run_nothing_recorded(hint + (streams_seen_.size() > 1 ? "" : ". Run more iterations: the detector needs three "
-                                                                       "identical ones in a row"));
-        }
-        hint += ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
+        const std::size_t syncs = auto_range_ ? auto_range_->host_syncs_seen() : 0;
+        const std::string advice =
+            syncs >= kSyncsOfManyIterations
+                ? ". Its " + std::to_string(syncs) + " host syncs mark many iterations, yet no three in a row issued the "
+                  "same calls with the same launch shapes: work whose shapes follow the data (dynamic padding, "
+                  "detections after NMS) never repeats; padding to a few fixed lengths lets each be recorded"
+                : ". Run more iterations: the detector needs three identical ones in a row";
+        if (config_.run) run_nothing_recorded(hint + (streams_seen_.size() > 1 ? "" : advice));
+        hint += syncs >= kSyncsOfManyIterations ? advice + "; or bracket one iteration with cudaProfilerStart/Stop"
+                                                : ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
         break;
+      }
       case CaptureRange::Nvtx:
         hint = "no NVTX range named \"" + config_.nvtx_name + "\" was seen" +
                (nvtx_injected_ ? std::string()

@@ -1027,6 +1027,7 @@ int main(int argc, char** argv) {
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
+  if (mode == "unrepeating-few") return overhead(20, 200, true, false, true);
   // Every kernel's argument cycles through three values (iteration 1, the recorded one, has its
   // own), or is new every iteration: buffers rotating among a few sets, or always moving.
   if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
@@ -1050,6 +1051,6 @@ int main(int argc, char** argv) {
   if (mode == "side-threads-on-compute") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, true);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|library|pool|program|own-graph|own-graph-first|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|library|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

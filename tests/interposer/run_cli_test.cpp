@@ -875,6 +875,30 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
   EXPECT_LT(auto_summary.value("calls_seen", 1u << 30), 100000u) << auto_summary.dump(2);
 }
 
+// No period in the whole run. After 20 iterations (a sync each), running more may find one; after
+// 2000, the iterations differ (their launch shapes change every time, as with dynamic padding) and
+// the summary says so instead of asking for more.
+TEST(RunCommand, WhenNothingRepeatsTheSummarySaysWhetherMoreIterationsCouldHelp) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
+  const RunResult few = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/few.json", "--", probe_path(), "unrepeating-few"});
+  ASSERT_EQ(few.exit_code, 0) << few.output;
+  const std::string few_why = read_json(dir + "/few.run.json").value("nothing_replayed_because", std::string());
+  EXPECT_NE(few_why.find("no repeating period was found in "), std::string::npos) << few_why;
+  EXPECT_NE(few_why.find("Run more iterations: the detector needs three identical ones in a row"), std::string::npos)
+      << few_why;
+
+  const RunResult many = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/many.json", "--", probe_path(),
+                                            "overhead-unrepeating"});
+  ASSERT_EQ(many.exit_code, 0) << many.output;
+  const std::string many_why = read_json(dir + "/many.run.json").value("nothing_replayed_because", std::string());
+  EXPECT_NE(many_why.find("Its 2000 host syncs mark many iterations, yet no three in a row issued the same calls"),
+            std::string::npos)
+      << many_why;
+  EXPECT_EQ(many_why.find("Run more iterations"), std::string::npos) << many_why;
+  EXPECT_NE(many.output.find("padding to a few fixed lengths"), std::string::npos) << many.output;
+}
+
 // An iteration cut by the program's own event records and waits after every second launch (as
 // cuDNN's RNN orders its streams) would replay as a graph per two calls: refused with the reason,
 // nothing replayed, the same iteration passed over when found again, and once nimble run stops
