@@ -337,15 +337,16 @@ void RecordingWindow::at_exit() {
         }
         // nimble run's summary: what was seen; more iterations help only a program that ran few.
         const std::size_t syncs = auto_range_ ? auto_range_->host_syncs_seen() : 0;
+        const bool many_iterations = syncs >= kSyncsOfManyIterations;
         const std::string advice =
-            syncs >= kSyncsOfManyIterations
+            many_iterations
                 ? ". Its " + std::to_string(syncs) + " host syncs mark many iterations, yet no three in a row issued the "
                   "same calls with the same launch shapes: work whose shapes follow the data (dynamic padding, "
                   "detections after NMS) never repeats; padding to a few fixed lengths lets each be recorded"
                 : ". Run more iterations: the detector needs three identical ones in a row";
         if (config_.run) run_nothing_recorded(hint + (streams_seen_.size() > 1 ? "" : advice));
-        hint += syncs >= kSyncsOfManyIterations ? advice + "; or bracket one iteration with cudaProfilerStart/Stop"
-                                                : ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
+        hint += many_iterations ? advice + "; or bracket one iteration with cudaProfilerStart/Stop"
+                                : ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
         break;
       }
       case CaptureRange::Nvtx:

@@ -36,9 +36,11 @@ constexpr double kFewestCallsPerGraph = 4.0;
 std::string why_too_fragmented(const ReplayPlan& plan, const std::vector<Segment>& segments) {
   std::size_t graphs = 0, calls = 0;
   for (const Segment& s : segments) {
-    if (s.program_runs || !has_work(plan, s)) continue;
-    ++graphs;
-    for (std::size_t op = s.begin; op < s.end; ++op) calls += plan.ops[op].kind != OpKind::Nop;
+    if (s.program_runs) continue;
+    std::size_t in_segment = 0;
+    for (std::size_t op = s.begin; op < s.end; ++op) in_segment += plan.ops[op].kind != OpKind::Nop;
+    graphs += in_segment > 0;  // (a stretch of syncs launches nothing: has_work)
+    calls += in_segment;
   }
   const double per_graph = graphs ? static_cast<double>(calls) / static_cast<double>(graphs) : 0;
   if (graphs < kFewCallsGraphs || per_graph >= kFewestCallsPerGraph) return "";

@@ -880,7 +880,7 @@ TEST(RunCommand, ARecordingWhoseThreeTrialsShowNoGainIsDroppedAndTheProgramRunsA
 // the summary says so instead of asking for more.
 TEST(RunCommand, WhenNothingRepeatsTheSummarySaysWhetherMoreIterationsCouldHelp) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1"};
+  const std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
   const RunResult few = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/few.json", "--", probe_path(), "unrepeating-few"});
   ASSERT_EQ(few.exit_code, 0) << few.output;
   const std::string few_why = read_json(dir + "/few.run.json").value("nothing_replayed_because", std::string());
@@ -907,8 +907,8 @@ TEST(RunCommand, AnIterationCutIntoGraphsOfTwoCallsByTheProgramsEventsIsLeftToTh
   const std::string dir = temp_dir();
   const RunResult plain = plain_run("overhead-events");
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", "FAKE_DRIVER_GRAPHS=1",
-                                  "NIMBLE_DEBUG=1", kWaitForGraphs};
+  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
+  env.push_back("NIMBLE_DEBUG=1");
   const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", probe_path(), "overhead-events"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
