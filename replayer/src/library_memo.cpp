@@ -49,8 +49,11 @@ std::string first_difference(const OpPatches& before, const OpPatches& now, std:
 
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
   std::vector<LibrarySite> sites;
-  std::size_t launching_end = plan.ops.size();  // after the last op that launches something
-  while (launching_end > 0 && plan.ops[launching_end - 1].kind == OpKind::Nop) --launching_end;
+  // After the last op that launches something, or a host read the program runs there itself.
+  std::size_t launching_end = plan.ops.size();
+  while (launching_end > 0 && plan.ops[launching_end - 1].kind == OpKind::Nop && !plan.ops[launching_end - 1].end_read) {
+    --launching_end;
+  }
   std::size_t i = 0;
   while (i < plan.ops.size()) {
     const std::int64_t call = plan.ops[i].library_call;

@@ -74,6 +74,7 @@ std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   r->first_signature = setup.first_signature;
   r->call_signatures = std::move(setup.call_signatures);
   r->calls_before_first = setup.calls_before_first;
+  r->end_reads = setup.end_reads;
   r->fingerprint = setup.fingerprint;
   r->exit_of = setup.side_exit;
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
@@ -295,6 +296,10 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
       active_ = nullptr;
       action = exited(r, {index_of(r), matched, signature}, std::move(spare), action);
     }
+  } else if (ended && replays(*ended) && reads_between(*ended, call)) {
+    // A host read between two iterations (however many the program makes): it has not left.
+    ended_ = ended;
+    watching_end_.store(true, std::memory_order_relaxed);
   } else if (ended && replays(*ended)) {
     // The call after a completed iteration: if it begins nothing, the program left at the end.
     const std::size_t matched = ended->short_circuit->matched_in_iteration();
@@ -416,8 +421,8 @@ void RunSession::plain_block_or_wait(Recording& r) {
 void RunSession::start_plain_block(Recording& r) {
   r.comparison->switch_phase();
   plain_owner_ = index_of(r);
-  // The next call, if it is the first, begins an iteration.
-  plain_calls_ = verifies_plain(r) ? r.call_signatures.size() : r.calls;
+  // The next call, if it is the first, begins an iteration (after the reads between, if any).
+  plain_calls_ = plain_length(r) - r.end_reads;
 }
 
 bool RunSession::measuring(const Recording& r) const {
@@ -568,6 +573,15 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   return exited(failed, site, std::nullopt, action, std::move(primer));
 }
 
+std::size_t RunSession::plain_length(const Recording& r) const {
+  return verifies_plain(r) ? r.call_signatures.size() : r.calls + r.end_reads;
+}
+
+bool RunSession::reads_between(const Recording& r, const GpuCall& call) const {
+  const auto* copy = std::get_if<CopyCall>(&call);
+  return r.end_reads > 0 && copy && copy->direction == CopyDirection::DtoH;
+}
+
 Recording* RunSession::side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature) {
   for (auto& r : recordings_) {
     const std::optional<ExitSite>& at = r->exit_of;
@@ -702,8 +716,12 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   Comparison& c = *r.comparison;
   ++plain_calls_;
   const bool verify = verifies_plain(r);
-  const std::size_t length = verify ? r.call_signatures.size() : r.calls;
-  if (plain_calls_ <= length) {
+  const std::size_t length = plain_length(r);
+  // Fewer host reads between two iterations than recorded: the next one begins.
+  const bool begins_early = plain_calls_ > length - r.end_reads && signature == r.first_signature;
+  if (plain_calls_ <= length && begins_early) {
+    plain_calls_ = length + 2;  // the last one not whole
+  } else if (plain_calls_ <= length) {
     if (!verify || signature == r.call_signatures[plain_calls_ - 1]) return true;
     if (!shares_first_call(r)) {
       // Not its iteration, and no other recording's either: the program runs it anyway. The block

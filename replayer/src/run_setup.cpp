@@ -6,6 +6,7 @@
 #include <set>
 
 #include "deps/engine.hpp"
+#include "nimble/replayer/end_reads.hpp"
 #include "nimble/replayer/plan.hpp"
 #include "nimble/scheduler/trace_schedule.hpp"
 #include "nimble/trace/recorded.hpp"
@@ -109,7 +110,8 @@ trace::json PreparedRecording::description() const {
           {"segments", setup->segments.size()},
           {"streams", setup->plan.streams},
           {"program_streams", own_streams ? program_streams : 1},
-          {"arguments", setup->rule == ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"}};
+          {"arguments", setup->rule == ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
+          {"end_reads_run_by_program", end_reads}};
 }
 
 namespace {
@@ -190,6 +192,13 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
       last_stream = op.program_stream;
     }
   }
+  // The host reads at the iteration's ends run between iterations, however many the program makes
+  // (a side exit's recording is entered at its one site, as recorded).
+  EndReads end_reads;
+  if (!recorded.side_exit && recorded.calls_before_first == 0) {
+    end_reads = leave_end_reads_to_program(trace, setup.plan, recorded.call_signatures.size());
+  }
+  p.end_reads = end_reads.total();
   // Host functions are ops that only order (a segment ends there and the program's own call runs
   // then); so are event records and waits, which are not ops: a segment ends where they were.
   setup.segments = segments_of(setup.plan, options.piece, breaks);
@@ -209,9 +218,10 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   // streams was built from the recorded addresses: they must stay.
   p.stream_graphs = setup.plan.streams > 1;
   setup.rule = p.stream_graphs ? ArgumentRule::SameAddresses : ArgumentRule::AnyBytes;
-  setup.first_signature = recorded.first_signature;
-  setup.call_signatures = recorded.call_signatures;
-  setup.calls_before_first = recorded.calls_before_first;
+  setup.call_signatures = calls_between_reads(recorded.call_signatures, end_reads);
+  setup.first_signature = end_reads.leading > 0 ? setup.call_signatures.front() : recorded.first_signature;
+  setup.calls_before_first = recorded.calls_before_first + end_reads.total();
+  setup.end_reads = end_reads.total();
   setup.fingerprint = recorded.fingerprint;
   setup.side_exit = recorded.side_exit;
   setup.skip_library = options.skip_library;

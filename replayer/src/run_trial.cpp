@@ -176,7 +176,7 @@ void RunSession::rest_or_drop(Recording& r, const std::string& why) {
   r.state = RecordingState::Resting;
   r.resting_because = why + "; tried again after " + std::to_string(rest) + " of its iterations";
   r.last_rested_because = why;
-  r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls, 1);
+  r.rest_until = calls_seen() + rest * std::max<std::size_t>(r.calls + r.end_reads, 1);  // (the program's calls per iteration)
   stop_replaying(r, "the recording rests until its next trial: " + why);
   // Its held-back calls could not be issued: replay has stopped for good, no trial can follow.
   if (r.short_circuit->failed()) drop(r, why + "; issuing its held-back calls then failed");

@@ -66,6 +66,9 @@
 #  24  ctest -L gpu; never slower? The LSTM language model (part 23: replayed at 0.63 of plain, its
 #      iteration cut into 190 graphs of 2.5 calls by cuDNN's event records and waits; now refused):
 #      two pairs, idle and A/A at 200 steps                                             (~200 s)
+#  25  ctest -L gpu; why Lightning's recording fell back at its fifth call (part 23): two of its
+#      steps recorded with `nimble record` (steps 10 and 11, one trace) and nimble run with its
+#      debug log; BERT with dynamic padding under nimble run, for its summary      (~200 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -73,7 +76,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|24"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|25"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -238,10 +241,21 @@ case $part in
     ctest_gpu
     pairs never-slower-lstm 300 --pairs 2 --aa --idle lstm_lm:200
     ;;
+  25)
+    ctest_gpu
+    export NIMBLE="$root/build-gpu/bin/nimble"
+    STEPS=30 timeout 120 bash record_steps.sh "$out/lightning-steps.json" 10:12 lightning_train.py \
+      > "$out/lightning-steps.log" 2>&1; echo "record_steps exit $?"
+    (cd "$root/tests/programs" && STEPS=120 NIMBLE_DEBUG=1 timeout 150 "$NIMBLE" run -o "$out/lightning-run.json" -- \
+      python3 lightning_train.py > "$out/lightning-run.log" 2>&1; echo "lightning nimble run exit $?")
+    (cd "$root/tests/programs" && STEPS=200 timeout 150 "$NIMBLE" run -o "$out/bert-dyn.json" -- \
+      python3 bert_dynamic_padding.py > "$out/bert-dyn.log" 2>&1; echo "bert nimble run exit $?")
+    tail -3 "$out/bert-dyn.log"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 24)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 25)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./*.log ./bert-dyn.run.json

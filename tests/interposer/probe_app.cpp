@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -482,8 +483,10 @@ struct FakeConvolution {
 // `convolutions`: cuDNN calls in each training step, after its first kernel.
 // `first_eval_differs`: the first batch of each eval pass launches one more kernel (as a library's
 // first call on a new shape does).
+// `progress_reads`: after each training step's loss read, 0, 1 or 2 more reads of a metric and a
+// sync, a number that changes from step to step (a progress bar that refreshes when its clock says).
 int program(int epochs, int steps, int evals, bool short_last = false, int eval_kernels = 1, int convolutions = 0,
-            bool first_eval_differs = false, int log_every = 0) {
+            bool first_eval_differs = false, int log_every = 0, bool progress_reads = false) {
   auto [scale, fill, a, b] = LoopParts();
   static float host[256];
   int params = 40;
@@ -514,6 +517,12 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
       cuLaunchKernel(scale, 2 * g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
       cuMemcpyDtoHAsync(host, b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
+      static std::uint32_t clock = 1;
+      clock = clock * 1103515245u + 12345u;
+      for (unsigned r = 0; progress_reads && r < (clock >> 16) % 3; ++r) {
+        cuMemcpyDtoHAsync(host + 128, a, 4, nullptr);
+        cuStreamSynchronize(nullptr);
+      }
     }
     for (int i = 0; i < evals; ++i) {
       cuMemcpyHtoDAsync(a, host, 1024, nullptr);
@@ -1044,6 +1053,7 @@ int main(int argc, char** argv) {
   if (mode == "epochs-library") return program(8, 11, 2, true, 10, 6);
   // 300 training steps of which every tenth launches one kernel more, after the second.
   if (mode == "logging-step") return program(1, 300, 0, false, 1, 0, false, 10);
+  if (mode == "progress-reads") return program(1, 300, 0, false, 1, 0, false, 0, true);
   if (mode == "own-graph") return own_graph(60, false);
   if (mode == "host-function-first") return host_function_first(argc > 2 ? std::atoi(argv[2]) : 60);
   if (mode == "pool-order") return pool_order(argc > 2 ? std::atoi(argv[2]) : 60);
@@ -1051,6 +1061,6 @@ int main(int argc, char** argv) {
   if (mode == "side-threads-on-compute") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, true);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|library|pool|program|own-graph|own-graph-first|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|progress-reads|library|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

@@ -6,7 +6,7 @@ persistent worker processes and pinned memory feeding shuffled in-memory images,
 Lightning's default ModelCheckpoint at each epoch's end. Lightning runs the loop; a callback
 reads each step's loss (step_done)."""
 import tempfile
-from corpus_common import STEPS, step_done, mark_loop_start, torch_setup
+from corpus_common import STEPS, step_begins, step_done, mark_loop_start, torch_setup
 torch = torch_setup()
 import lightning as L
 import torchvision
@@ -42,6 +42,9 @@ class StepDigest(L.Callback):
 
     def on_train_start(self, trainer, module):
         mark_loop_start()
+
+    def on_train_batch_start(self, trainer, module, batch, batch_idx):
+        step_begins(self.step)
 
     def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
         step_done(self.step, outputs["loss"])

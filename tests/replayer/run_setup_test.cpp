@@ -185,6 +185,70 @@ TEST(RunSetup, AnIterationCutIntoManyGraphsOfACallOrTwoIsRefusedSayingSo) {
   EXPECT_EQ(pieces.setup->segments.size(), 30u);
 }
 
+// A 4-byte read of the loss into host memory, or a host sync, as task `id`.
+std::string read(long id) {
+  return R"({"id": )" + std::to_string(id) + R"(, "kind": "memcpy", "deps": [],
+     "copy": {"direction": "DtoH", "src": "0x7f0000000000", "dst": "0x560000009000", "bytes": 4},
+     "mem": [{"addr": "0x560000009000", "size": 4, "mode": "w"}]})";
+}
+std::string sync(long id) { return R"({"id": )" + std::to_string(id) + R"(, "kind": "sync", "deps": [], "sync": "context"})"; }
+std::string upload(long id) {
+  return R"({"id": )" + std::to_string(id) + R"(, "kind": "memcpy", "deps": [],
+     "copy": {"direction": "HtoD", "src": "0x560000001000", "dst": "0x7f0000000000", "bytes": 64},
+     "mem": [{"addr": "0x560000001000", "size": 64, "mode": "r"}]})";
+}
+
+// Lightning reads its progress bar's metrics 1, 2 or 3 times between two steps (H200): a window
+// opened after a sync began with two such reads, and every step that read once more or less fell
+// back. The reads at both ends are left to the program, which makes them between two replayed
+// iterations: the replay begins with the first call after them, and they come last in the calls
+// a plain iteration is checked against. Reads inside the iteration stay (the program runs them in
+// place, in order), and an upload that begins it still begins it.
+TEST(RunSetup, HostReadsAtTheIterationsEndsAreLeftToTheProgramBetweenIterations) {
+  // read, sync, read, sync, upload, k5, read (inside), k7, read, sync
+  const std::string tasks = read(0) + ", " + sync(1) + ", " + read(2) + ", " + sync(3) + ", " + upload(4) + ", " +
+                            kernel(5, "[]") + ", " + read(6) + ", " + kernel(7, "[]") + ", " + read(8) + ", " + sync(9);
+  RecordedIteration r = recorded();
+  r.call_signatures = {0xa1, 0xa2, 0x4, 0x5, 0x6, 0x7, 0xa8};  // the hooks' calls: syncs are not calls
+  r.first_signature = 0xa1;
+  const PreparedRecording p = prepare(parse(document(tasks)), r, RunSetupOptions{});
+  ASSERT_TRUE(p.setup) << p.refused_because;
+  const std::vector<Op>& ops = p.setup->plan.ops;
+  for (std::size_t op : {0, 2, 8}) {
+    EXPECT_EQ(ops[op].kind, OpKind::Nop) << op;
+    EXPECT_TRUE(ops[op].end_read) << op;
+  }
+  EXPECT_EQ(ops[4].kind, OpKind::Copy);
+  EXPECT_EQ(ops[6].kind, OpKind::Copy);  // inside: matched and run in place as before
+  EXPECT_FALSE(ops[6].end_read);
+  EXPECT_EQ(p.end_reads, 3u);
+  EXPECT_EQ(p.setup->end_reads, 3u);
+  EXPECT_EQ(p.setup->first_signature, 0x4u);  // the upload begins the replay
+  EXPECT_EQ(p.setup->call_signatures, (std::vector<std::uint64_t>{0x4, 0x5, 0x6, 0x7, 0xa8, 0xa1, 0xa2}));
+  EXPECT_EQ(p.setup->calls_before_first, 3u);  // the calls between two iterations, as recorded
+  EXPECT_EQ(p.description().value("end_reads_run_by_program", 0), 3);
+
+  // Where the hooks' calls cannot be matched to the trace's one by one, nothing changes.
+  RecordedIteration miscounted = r;
+  miscounted.call_signatures.pop_back();
+  const PreparedRecording unchanged = prepare(parse(document(tasks)), miscounted, RunSetupOptions{});
+  ASSERT_TRUE(unchanged.setup) << unchanged.refused_because;
+  EXPECT_EQ(unchanged.end_reads, 0u);
+  EXPECT_EQ(unchanged.setup->plan.ops[0].kind, OpKind::Copy);
+  EXPECT_EQ(unchanged.setup->first_signature, 0xa1u);
+  // Nor in a side exit's recording, entered where it was recorded.
+  RecordedIteration side = r;
+  side.side_exit = ExitSite{0, 3, 0x9};
+  EXPECT_EQ(prepare(parse(document(tasks)), side, RunSetupOptions{}).end_reads, 0u);
+  // An iteration of reads alone keeps them: nothing else would be left to replay.
+  RecordedIteration reads_only = recorded();
+  reads_only.call_signatures = {0xa1, 0xa2};
+  const PreparedRecording only = prepare(parse(document(read(0) + ", " + sync(1) + ", " + read(2))), reads_only, RunSetupOptions{});
+  ASSERT_TRUE(only.setup) << only.refused_because;
+  EXPECT_EQ(only.end_reads, 0u);
+  EXPECT_EQ(only.setup->plan.ops[0].kind, OpKind::Copy);
+}
+
 TEST(RunSetup, SeveralStreamsReplayEachStretchOnItsOwnStreamOrAreRefusedWhenTurnedOff) {
   const std::string text = document(chain(6, [](int i) { return i < 2 || i > 3 ? 0 : 1; }), kTwoStreams);
   const PreparedRecording p = prepare(parse(text), recorded(), RunSetupOptions{});

@@ -93,7 +93,10 @@ struct RecordingSetup {
   // The hooks' signatures of all its calls, in order (empty: unknown): a plain iteration of the
   // trial must follow them, or it is not this recording's.
   std::vector<std::uint64_t> call_signatures;
-  std::size_t calls_before_first = 0;  // RecordedIteration::calls_before_first
+  // Calls the program issues between two iterations: RecordedIteration::calls_before_first and
+  // the host reads at the ends left to the program (end_reads.hpp).
+  std::size_t calls_before_first = 0;
+  std::size_t end_reads = 0;          // of those, host reads (end_reads.hpp): any number may come between
   std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
   bool skip_library = true;           // remember library calls (LibraryMemo)
   // Recorded at an exit of another recording (SideExitWindow): replayed only from there.
@@ -117,6 +120,7 @@ struct Recording {
   std::uint64_t first_signature = 0, fingerprint = 0;
   std::vector<std::uint64_t> call_signatures;  // RecordingSetup::call_signatures
   std::size_t calls_before_first = 0;          // RecordingSetup::calls_before_first
+  std::size_t end_reads = 0;                   // RecordingSetup::end_reads
   std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
   std::unique_ptr<Executor> executor;
   std::unique_ptr<ShortCircuit> short_circuit;
@@ -320,6 +324,10 @@ class RunSession {
   Action exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
                 std::vector<PrimerCall> primer = {}, bool at_end = false);
   // The live side exit's recording of `parent` left after `after_calls` calls by a call with `signature`.
+  // The calls of one of r's iterations as a plain block counts them, the host reads between two included.
+  std::size_t plain_length(const Recording& r) const;
+  // `call` after an iteration of r completed is a host read r leaves to the program (end_reads.hpp).
+  bool reads_between(const Recording& r, const GpuCall& call) const;
   Recording* side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature);
   Recording* take_ended();  // ended_, no longer watched
   void iteration_began_at_call(const Recording& r);
