@@ -50,7 +50,9 @@ command=("${run_range[@]}")
 count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
 command=("$build/bin/nimble" run)
 count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
-count "automatic range, looking (no period repeats)" overhead-unrepeating
+count "automatic range, looking (no period repeats, never resting)" overhead-unrepeating NIMBLE_RUN_LOOK=0
+# Nothing repeats in its first 131072 tasks: nimble run rests for 393216 calls, the whole second half.
+count "automatic range, resting between looks (no period repeats)" overhead-unrepeating
 # Event records and waits after every second launch (cuDNN's RNN): the iteration is refused as cut
 # into graphs of two calls, and once found again nimble run stops looking.
 count "automatic range, refused (graphs of two calls)" overhead-events

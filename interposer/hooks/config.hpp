@@ -42,6 +42,7 @@ struct Config {
   int run_trials = defaults::run_trials;                // NIMBLE_RUN_TRIALS
   int run_recheck = defaults::run_recheck;              // NIMBLE_RUN_RECHECK
   int run_stale = defaults::run_stale;                  // NIMBLE_RUN_STALE
+  int run_look = defaults::run_look;                    // NIMBLE_RUN_LOOK
   int run_side_exit_looks = defaults::run_side_exit_looks;  // NIMBLE_RUN_SIDE_EXIT_LOOKS
   bool run_side_exits = defaults::run_side_exits;            // NIMBLE_RUN_SIDE_EXITS
   bool run_cupti = defaults::run_cupti;                 // NIMBLE_RUN_CUPTI

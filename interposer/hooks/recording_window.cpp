@@ -99,6 +99,7 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
     }
     return;
   }
+  if (rest_if_fruitless()) return;
   // A period was found: the window opens with one of the next tasks, which is issued before
   // nimble knows it is the first. CUPTI must already be listening then. Not under nimble run: a
   // candidate that does not hold (a decode step whose shapes grow) would leave CUPTI attached,
@@ -108,6 +109,22 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
       windows_written_ == 0) {
     start_cupti();
   }
+}
+
+// nimble run: a look that found nothing repeating in NIMBLE_RUN_LOOK tasks (shapes that follow
+// the data) rests, and the wrappers take the idle path until nimble run asks it to look again.
+bool RecordingWindow::rest_if_fruitless() {
+  if (!config_.run || config_.run_look <= 0 || open_ || auto_range_->phase() != AutoRange::Phase::Detecting) return false;
+  const std::size_t looked = auto_range_->tasks_seen() - look_began_;
+  if (looked < static_cast<std::size_t>(config_.run_look)) return false;
+  const std::size_t rest = run_rest_looking(looked);
+  if (rest == 0) return false;
+  finished_ = true;
+  ++look_rests_;
+  g_tasks_matter.store(false, std::memory_order_relaxed);
+  debug_message("nimble run: nothing repeated in the last " + std::to_string(looked) + " tasks; looking rests for " +
+                std::to_string(rest) + " calls");
+  return true;
 }
 
 AutoRange::Action RecordingWindow::lane_task(std::uint64_t signature, bool host_sync, bool kernel,
@@ -279,6 +296,7 @@ void RecordingWindow::watch_again(const std::vector<std::pair<std::uint64_t, boo
   // times is recorded (a short eval pass of four batches, found at the third, has one left).
   auto_range_->restart(1);
   auto_range_->prime(primer);
+  look_began_ = auto_range_->tasks_seen();
   finished_ = false;
   g_tasks_matter.store(true, std::memory_order_relaxed);
   debug_message("nimble run: looking for another iteration");
@@ -311,7 +329,8 @@ void RecordingWindow::at_exit() {
     close_window("period complete", false, true, true);
     return;
   }
-  if (finished_ || !driver_in_use()) return;  // done, or a process that never used CUDA
+  // Done, or a process that never used CUDA (resting between looks is not done: nothing was found).
+  if ((finished_ && look_rests_ == 0) || !driver_in_use()) return;
   if (ranges_seen_ == 0) {
     std::string hint;
     switch (config_.range) {
@@ -323,6 +342,11 @@ void RecordingWindow::at_exit() {
       case CaptureRange::Auto: {
         hint = "no repeating period was found in " +
                std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
+        if (look_rests_ > 0) {
+          const int looks = look_rests_ + (finished_ ? 0 : 1);
+          hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as nothing "
+                  "repeated: NIMBLE_RUN_LOOK)";
+        }
         if (streams_seen_.size() > 1) {
           hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +
                   std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "

@@ -69,6 +69,7 @@ class RecordingWindow {
 
  private:
   void start_cupti();
+  bool rest_if_fruitless();
   void note_window_call(std::uint64_t signature, bool host_sync, bool arms);
   AutoRange::Action lane_task(std::uint64_t signature, bool host_sync, bool kernel, std::uint64_t thread);
   AutoRange& deciding() { return lane_mode_ ? *lane_range_ : *auto_range_; }
@@ -93,6 +94,10 @@ class RecordingWindow {
   // The open window records this side exit's stretch: it closes after window.calls of window_calls_.
   std::optional<replayer::SideExitWindow> side_exit_;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
+  // nimble run: tasks seen when the automatic range last began to look, and its rests since the
+  // start (NIMBLE_RUN_LOOK: a look that finds nothing repeating in that many tasks rests).
+  std::size_t look_began_ = 0;
+  int look_rests_ = 0;
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
   int windows_discarded_ = 0;

@@ -140,9 +140,22 @@ void write_summary() {
   }
 }
 
+// Whether anything was recorded: the run state also exists once looking rested (rest_looking)
+// with nothing recorded, and then run_nothing_recorded writes the summary with the reason.
+bool recorded_anything(const RunState& r) {
+  return !r.session->recordings().empty() || !r.refusals.empty() || r.ready || r.preparing > 0;
+}
+
 void at_exit() {
   RunState* state = run_state();
   if (!state) return;
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (!recorded_anything(*state)) {
+      g_running.store(false, std::memory_order_relaxed);
+      return;
+    }
+  }
   // The trace files first: the summary must be newer than them (the CLI shows only a summary
   // written with the trace), whichever exit handler was registered first.
   const std::uint64_t exiting = now_ns();
@@ -521,12 +534,19 @@ std::optional<replayer::SideExitWindow> run_take_side_exit() {
 
 // A session that never recorded anything writes the same summary, with the automatic range's words.
 void run_nothing_recorded(const std::string& why) {
-  if (run_state()) return;  // something was recorded: its summary says the rest
+  RunState* r = run_state();
+  std::unique_lock<std::mutex> lock;
+  if (r) {
+    lock = std::unique_lock<std::mutex>(r->mu);
+    if (recorded_anything(*r)) return;  // its summary says the rest
+  }
   const std::string path = run_output_path(config(), trace_output_path());
   std::error_code ignored;
   if (std::filesystem::exists(path, ignored)) return;
+  // The session that rested between looks knows the calls it saw; otherwise an empty one.
   const replayer::RunSession nothing(replayer::RunOptions{}, &cuda_knows_address, &now_ns);
-  const trace::json summary = replayer::nothing_recorded_json(nothing, trace_output_path(), why, side_thread_counts());
+  const trace::json summary =
+      replayer::nothing_recorded_json(r ? *r->session : nothing, trace_output_path(), why, side_thread_counts());
   if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + path + ": " + *error);
   }
@@ -553,6 +573,16 @@ bool run_gave_up() {
   if (!r) return false;
   std::lock_guard<std::mutex> lock(r->mu);
   return r->stepped_aside || r->session->gave_up();
+}
+
+std::size_t run_rest_looking(std::size_t tasks) {
+  InternalScope internal;
+  RunState& r = make_run_state();  // (nothing may be recorded yet: the session counts the calls of the rest)
+  std::lock_guard<std::mutex> lock(r.mu);
+  const std::size_t rest = r.session->rest_looking(tasks);
+  // The wrappers take nimble run's fast path, which counts the calls and asks for the next look.
+  g_running.store(keep_running(r), std::memory_order_relaxed);
+  return running() ? rest : 0;
 }
 
 bool run_stopped_looking() {

@@ -64,6 +64,9 @@ bool run_gave_up();
 // being made ready either: then nothing can ask it to look again, and nimble run stops seeing
 // calls (the caller stops recording too: the wrappers take the idle path).
 bool run_stopped_looking();
+// The automatic range looked at `tasks` tasks and found nothing that repeats: it rests (the caller
+// stops looking) until nimble run asks it to look again. The calls it rests (0: no nimble run).
+std::size_t run_rest_looking(std::size_t tasks);
 
 // nimble run wants a new recording (the program moved on, or nothing is replayable): the
 // automatic range should look again. The hooks act on it outside nimble run's lock.

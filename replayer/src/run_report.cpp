@@ -250,6 +250,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"recordings", recordings},
                          {"refused", in.refusals},
                          {"calls_seen", session.calls_seen()},
+                         {"look_rests", session.look_rests()},
                          {"side_threads", side_threads_json(in.side_threads)}};
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;

@@ -115,6 +115,7 @@ std::size_t RunSession::add(std::unique_ptr<Recording> r) {
   eager_since_begun_.store(0, std::memory_order_relaxed);
   if (!side_exit) {  // a new iteration: side exits may look again (a side exit's recording is no new find)
     requested_.store(false, std::memory_order_relaxed);
+    fruitless_looks_ = 0;
     side_exit_looks_.store(0, std::memory_order_relaxed);
     left_loop_.store(false, std::memory_order_relaxed);
     primer_.clear();
@@ -138,6 +139,7 @@ void RunSession::reject(std::uint64_t fingerprint) {
 // Lock-free (passed_by calls it): only atomics that publish_recordings() keeps.
 bool RunSession::wants_recording() const {
   if (gave_up_.load(std::memory_order_relaxed)) return false;
+  if (calls_.load(std::memory_order_relaxed) < look_rest_until_.load(std::memory_order_relaxed)) return false;
   return live_.load(std::memory_order_relaxed) == 0 ||
          eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed) ||
          (left_loop_.load(std::memory_order_relaxed) &&
@@ -177,6 +179,16 @@ bool RunSession::concerns(std::uint64_t signature) const {
     }
   }
   return false;
+}
+
+std::size_t RunSession::rest_looking(std::size_t tasks) {
+  constexpr std::size_t kRestPerLook = 3;
+  fruitless_looks_ = std::min(fruitless_looks_ + 1, kLongestLookRest);
+  const std::size_t rest = kRestPerLook * fruitless_looks_ * tasks;
+  ++look_rests_;
+  look_rest_until_.store(calls_seen() + rest, std::memory_order_relaxed);
+  requested_.store(false, std::memory_order_relaxed);  // asked again once the rest is over
+  return rest;
 }
 
 bool RunSession::passed_by() {

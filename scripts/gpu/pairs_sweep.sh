@@ -69,6 +69,10 @@
 #  25  ctest -L gpu; why Lightning's recording fell back at its fifth call (part 23): two of its
 #      steps recorded with `nimble record` (steps 10 and 11, one trace) and nimble run with its
 #      debug log; BERT with dynamic padding under nimble run, for its summary      (~200 s)
+#  26  ctest -L gpu; after the end reads (fe304e3) and resting looks (NIMBLE_RUN_LOOK): Lightning,
+#      two pairs and A/A at 200 steps; BERT with dynamic padding at 400 steps (looking rests after
+#      131072 tasks, about step 200: the tail is the resting state), two pairs and idle; Faster
+#      R-CNN evaluation at 200 steps (rests from about step 85), one pair and idle     (~450 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -76,7 +80,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|25"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|26"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -252,8 +256,14 @@ case $part in
       python3 bert_dynamic_padding.py > "$out/bert-dyn.log" 2>&1; echo "bert nimble run exit $?")
     tail -3 "$out/bert-dyn.log"
     ;;
+  26)
+    ctest_gpu
+    pairs lightning-after 170 --pairs 2 --aa lightning_train:200
+    pairs bert-dyn-rest 170 --pairs 2 --idle bert_dynamic_padding:400
+    pairs detection-rest 120 --pairs 1 --idle detection_eval:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 25)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 26)" >&2
     exit 2
     ;;
 esac

@@ -826,6 +826,8 @@ struct OverheadLoop {
   // > 0: after every this many launches the program records an event and makes the stream wait
   // for it (cuDNN's RNN orders its internal streams so, about once per kernel).
   int events_every = 0;
+  // With `unrepeating`: iterations from this one on repeat (a loop after set-up that never does).
+  int repeats_from = 1 << 30;
   CUevent event = nullptr;
   void run(int from, int to) {
     static float host[256];
@@ -839,7 +841,7 @@ struct OverheadLoop {
       void* fill_args[] = {&parts.b, &m};
       for (int k = 0; k < kernels; ++k) {
         if (k % 2 == 0) {
-          const unsigned grid = unrepeating ? 2 + static_cast<unsigned>(i) : 2;
+          const unsigned grid = unrepeating && i < repeats_from ? 2 + static_cast<unsigned>(i) : 2;
           cuLaunchKernel(parts.scale, grid, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
         } else {
           cuLaunchKernel(parts.fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
@@ -869,11 +871,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
-             int period = 0, int events_every = 0) {
+             int period = 0, int events_every = 0, int repeats_from = 1 << 30) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
   OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
-                    events_every};
+                    events_every, repeats_from};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -1042,6 +1044,8 @@ int main(int argc, char** argv) {
   if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
   if (mode == "overhead-moving") return overhead(400, 200, false, false, false, 1 << 20);
   if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
+  // 1000 iterations whose launch shapes never repeat, then 2000 that do.
+  if (mode == "unrepeating-then-loop") return overhead(3000, 50, false, false, true, 0, 0, 1000);
   if (mode == "recording-cost") return overhead(60, 500, true, true);
   if (mode == "program") return program(2, 30, 20);
   // Epochs as the corpus' training script has them: a short last batch and a short eval pass.
@@ -1061,6 +1065,6 @@ int main(int argc, char** argv) {
   if (mode == "side-threads-on-compute") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, true);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|progress-reads|library|pool|program|own-graph|own-graph-first|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

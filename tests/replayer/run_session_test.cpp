@@ -1260,6 +1260,33 @@ TEST(RunSessionTrial, BlocksOfOneIterationDecide) {
   EXPECT_EQ(p.s.recordings()[0]->state, RecordingState::Replaying);
 }
 
+// A look that found nothing repeating in its tasks rests: no look is asked for during 3 times as
+// many calls, then 6, 9, ... times (up to 24 times) for each fruitless look in a row; a new
+// recording starts the count again.
+TEST_F(RunSessionTest, LookingRestsLongerAfterEachFruitlessLookAndANewRecordingStartsAgain) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  const auto calls_until_asked = [&] {
+    std::size_t n = 0;
+    while (!s.passed_by() && n < 1000000) ++n;
+    return n;
+  };
+  EXPECT_TRUE(s.wants_recording());  // nothing recorded: look
+  EXPECT_EQ(s.rest_looking(100), 300u);
+  EXPECT_FALSE(s.wants_recording());
+  EXPECT_EQ(calls_until_asked(), 299u);  // the 300th call after the rest began asks again
+  EXPECT_TRUE(s.wants_recording());
+  EXPECT_EQ(s.rest_looking(100), 600u);
+  EXPECT_EQ(calls_until_asked(), 599u);
+  for (std::size_t look = 3; look <= 10; ++look) {
+    EXPECT_EQ(s.rest_looking(100), 300u * std::min<std::size_t>(look, RunSession::kLongestLookRest)) << look;
+  }
+  EXPECT_EQ(s.look_rests(), 10u);
+  s.add(recording("train", train_, log_));
+  EXPECT_EQ(s.rest_looking(100), 300u);  // found something since: the first fruitless look again
+}
+
 TEST_F(RunSessionTest, ARecordingThatKeepsFallingBackIsDroppedWithTheReason) {
   RunOptions o;
   o.trial_block = 0;

@@ -169,6 +169,8 @@ class RunSession {
  public:
   using Clock = std::function<std::uint64_t()>;  // nanoseconds, monotonic
   static constexpr std::size_t kMaxRecordings = 16;
+  // Looks in a row whose rests grow (rest_looking): later ones rest as long as the last.
+  static constexpr std::size_t kLongestLookRest = 8;
 
   RunSession(RunOptions options, IsDevicePointer is_device_pointer, Clock clock);
 
@@ -242,8 +244,17 @@ class RunSession {
   bool plain_phase() const { return plain_owner_.has_value(); }
   // Nothing armed: the next matching call begins an iteration.
   bool awaiting_iteration() const { return !active_; }
-  // No live recording, or the program has moved on: the hooks should record a new iteration.
+  // No live recording, or the program has moved on: the hooks should record a new iteration
+  // (not while looking rests: rest_looking).
   bool wants_recording() const;
+  // The automatic range looked at `tasks` tasks and found no iteration that repeats (dynamic
+  // shapes): no look is asked for during the next 3 x `tasks` calls, times the fruitless looks in
+  // a row (at most kLongestLookRest of them), and the program's calls take the idle path. Looking
+  // costs every call about a thousand instructions; resting bounds that to a few percent of the
+  // calls, and a loop that begins while it rests is found at most that many calls late. Returns
+  // the calls it rests.
+  std::size_t rest_looking(std::size_t tasks);
+  std::size_t look_rests() const { return look_rests_; }  // for the summary
   bool knows(std::uint64_t fingerprint) const;  // recorded before (live or dropped)
   // A period that was recorded but could not be replayed: not recorded again.
   void reject(std::uint64_t fingerprint);
@@ -364,6 +375,10 @@ class RunSession {
   std::atomic<std::size_t> eager_since_begun_{0};
   std::atomic<std::size_t> stale_after_{1024};
   std::atomic<bool> requested_{false};
+  // rest_looking: no look is asked for before this call count.
+  std::atomic<std::size_t> look_rest_until_{0};
+  std::size_t fruitless_looks_ = 0;  // in a row, since the last recording was added
+  std::size_t look_rests_ = 0;
   // A trusted recording's iteration was left and no other took over: look again without waiting
   // for staleness, at most side_exit_looks times between new recordings.
   std::atomic<bool> left_loop_{false};
