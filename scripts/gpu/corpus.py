@@ -82,6 +82,11 @@ CORPUS = [
     ("lightning_train", ["lightning_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("bert_dynamic_padding", ["bert_dynamic_padding.py"], 100, {}, ("deterministic", "benchmark")),
     ("lstm_lm", ["lstm_lm.py"], 100, {}, ("deterministic", "benchmark")),
+    # Two more, written as their tutorials do (2026-11-29): a DCGAN (two optimizers, .item() reads
+    # in the middle of the step) and PPO on host-simulated cart-poles (a sync every environment step,
+    # thousands of tiny kernels per corpus step).
+    ("gan_train", ["gan_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("rl_rollout", ["rl_rollout.py"], 10, {}, ("deterministic",)),
     ("detection_eval", ["detection_eval.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 

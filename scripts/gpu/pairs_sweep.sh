@@ -73,6 +73,10 @@
 #      two pairs and A/A at 200 steps; BERT with dynamic padding at 400 steps (looking rests after
 #      131072 tasks, about step 200: the tail is the resting state), two pairs and idle; Faster
 #      R-CNN evaluation at 200 steps (rests from about step 85), one pair and idle     (~450 s)
+#  27  Lightning with the trial off (NIMBLE_RUN_TRIAL=0: part 26 dropped its recording after 4
+#      warm-up iterations for moving buffers; would replay pay?), two pairs; two programs never run
+#      under nimble before (a DCGAN as PyTorch's tutorial trains it; PPO on host-simulated
+#      cart-poles, a sync every environment step): one pair and A/A each           (~300 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -80,7 +84,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|26"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|27"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -262,8 +266,12 @@ case $part in
     pairs bert-dyn-rest 170 --pairs 2 --idle bert_dynamic_padding:400
     pairs detection-rest 120 --pairs 1 --idle detection_eval:200
     ;;
+  27)
+    pairs lightning-trusted 150 --pairs 2 --run run:NIMBLE_RUN_TRIAL=0 lightning_train:200
+    pairs unseen-third-set 300 --pairs 1 --aa gan_train:300 rl_rollout:20
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 26)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 27)" >&2
     exit 2
     ;;
 esac
