@@ -77,6 +77,9 @@
 #      warm-up iterations for moving buffers; would replay pay?), two pairs; two programs never run
 #      under nimble before (a DCGAN as PyTorch's tutorial trains it; PPO on host-simulated
 #      cart-poles, a sync every environment step): one pair and A/A each           (~300 s)
+#  28  ctest -L gpu; never slower? PPO (part 27: one pair 0.85 with its recording dropped at its
+#      fourth iteration and nimble idle after, A/A's best window 1.10): two pairs in turns of one
+#      step, idle and A/A; four DCGAN steps recorded in one trace, to see how its buffers move (~250 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -84,7 +87,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|27"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|28"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -270,10 +273,17 @@ case $part in
     pairs lightning-trusted 150 --pairs 2 --run run:NIMBLE_RUN_TRIAL=0 lightning_train:200
     pairs unseen-third-set 300 --pairs 1 --aa gan_train:300 rl_rollout:20
     ;;
+  28)
+    ctest_gpu
+    pairs rl-never-slower 240 --pairs 2 --turn 1 --aa --idle rl_rollout:16
+    export NIMBLE="$root/build-gpu/bin/nimble"
+    STEPS=40 timeout 120 bash record_steps.sh "$out/gan-steps.json" 20:24 gan_train.py > "$out/gan-steps.log" 2>&1
+    echo "record_steps exit $?"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 27)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 28)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./*.log ./bert-dyn.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json

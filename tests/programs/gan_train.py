@@ -4,7 +4,7 @@ each step updates the discriminator on a real batch and on the generator's outpu
 then the generator, and reads D(x), D(G(z)) before and after the generator's update with .item()
 in the middle of the step, as the tutorial's logging does. Real images are a fixed set on the GPU,
 picked by a random index each step."""
-from corpus_common import STEPS, step_done, mark_loop_start, final_state, torch_setup
+from corpus_common import STEPS, step_begins, step_done, mark_loop_start, final_state, torch_setup
 torch = torch_setup()
 nn = torch.nn
 
@@ -59,6 +59,7 @@ real_label, fake_label = 1.0, 0.0
 
 mark_loop_start()
 for step in range(STEPS):
+    step_begins(step)
     real = images[torch.randint(0, images.size(0), (BATCH,), device="cuda")]
     # (1) the discriminator: maximise log(D(x)) + log(1 - D(G(z)))
     netD.zero_grad()
