@@ -112,7 +112,7 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
 }
 
 // nimble run: a look that found nothing repeating in NIMBLE_RUN_LOOK tasks (shapes that follow
-// the data) rests, and the wrappers take the idle path until nimble run asks it to look again.
+// the data) rests, and the wrappers take nimble run's fast path until it asks for another look.
 bool RecordingWindow::rest_if_fruitless() {
   if (!config_.run || config_.run_look <= 0 || open_ || auto_range_->phase() != AutoRange::Phase::Detecting) return false;
   const std::size_t looked = auto_range_->tasks_seen() - look_began_;

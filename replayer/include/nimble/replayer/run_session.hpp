@@ -249,7 +249,7 @@ class RunSession {
   bool wants_recording() const;
   // The automatic range looked at `tasks` tasks and found no iteration that repeats (dynamic
   // shapes): no look is asked for during the next 3 x `tasks` calls, times the fruitless looks in
-  // a row (at most kLongestLookRest of them), and the program's calls take the idle path. Looking
+  // a row (at most kLongestLookRest of them), and the program's calls take the hooks' fast path. Looking
   // costs every call about a thousand instructions; resting bounds that to a few percent of the
   // calls, and a loop that begins while it rests is found at most that many calls late. Returns
   // the calls it rests.
