@@ -120,7 +120,6 @@ bool RecordingWindow::rest_if_fruitless() {
   const std::size_t rest = run_rest_looking(looked);
   if (rest == 0) return false;
   finished_ = true;
-  ++look_rests_;
   g_tasks_matter.store(false, std::memory_order_relaxed);
   debug_message("nimble run: nothing repeated in the last " + std::to_string(looked) + " tasks; looking rests for " +
                 std::to_string(rest) + " calls");
@@ -330,7 +329,8 @@ void RecordingWindow::at_exit() {
     return;
   }
   // Done, or a process that never used CUDA (resting between looks is not done: nothing was found).
-  if ((finished_ && look_rests_ == 0) || !driver_in_use()) return;
+  const std::size_t look_rests = config_.run ? run_look_rests() : 0;
+  if ((finished_ && look_rests == 0) || !driver_in_use()) return;
   if (ranges_seen_ == 0) {
     std::string hint;
     switch (config_.range) {
@@ -342,8 +342,8 @@ void RecordingWindow::at_exit() {
       case CaptureRange::Auto: {
         hint = "no repeating period was found in " +
                std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
-        if (look_rests_ > 0) {
-          const int looks = look_rests_ + (finished_ ? 0 : 1);
+        if (look_rests > 0) {
+          const std::size_t looks = look_rests + (finished_ ? 0 : 1);
           hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as nothing "
                   "repeated: NIMBLE_RUN_LOOK)";
         }

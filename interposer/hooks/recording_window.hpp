@@ -94,10 +94,9 @@ class RecordingWindow {
   // The open window records this side exit's stretch: it closes after window.calls of window_calls_.
   std::optional<replayer::SideExitWindow> side_exit_;
   int windows_written_ = 0;       // traces written (nimble run writes one per recording)
-  // nimble run: tasks seen when the automatic range last began to look, and its rests since the
-  // start (NIMBLE_RUN_LOOK: a look that finds nothing repeating in that many tasks rests).
+  // nimble run: tasks seen when the automatic range last began to look (NIMBLE_RUN_LOOK: a look
+  // that finds nothing repeating in that many tasks rests; the session counts the rests).
   std::size_t look_began_ = 0;
-  int look_rests_ = 0;
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
   int windows_discarded_ = 0;

@@ -585,6 +585,13 @@ std::size_t run_rest_looking(std::size_t tasks) {
   return running() ? rest : 0;
 }
 
+std::size_t run_look_rests() {
+  RunState* r = run_state();
+  if (!r) return 0;
+  std::lock_guard<std::mutex> lock(r->mu);
+  return r->session->look_rests();
+}
+
 bool run_stopped_looking() {
   RunState* r = run_state();
   if (!r) return false;

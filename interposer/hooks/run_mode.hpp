@@ -67,6 +67,8 @@ bool run_stopped_looking();
 // The automatic range looked at `tasks` tasks and found nothing that repeats: it rests (the caller
 // stops looking) until nimble run asks it to look again. The calls it rests (0: no nimble run).
 std::size_t run_rest_looking(std::size_t tasks);
+// How many times it rested so far (0: no nimble run, or never).
+std::size_t run_look_rests();
 
 // nimble run wants a new recording (the program moved on, or nothing is replayable): the
 // automatic range should look again. The hooks act on it outside nimble run's lock.

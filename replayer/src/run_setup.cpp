@@ -111,7 +111,7 @@ trace::json PreparedRecording::description() const {
           {"streams", setup->plan.streams},
           {"program_streams", own_streams ? program_streams : 1},
           {"arguments", setup->rule == ArgumentRule::AnyBytes ? "any bytes may change" : "same device addresses"},
-          {"end_reads_run_by_program", end_reads}};
+          {"end_reads_run_by_program", setup->end_reads}};
 }
 
 namespace {
@@ -198,7 +198,6 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   if (!recorded.side_exit && recorded.calls_before_first == 0) {
     end_reads = leave_end_reads_to_program(trace, setup.plan, recorded.call_signatures.size());
   }
-  p.end_reads = end_reads.total();
   // Host functions are ops that only order (a segment ends there and the program's own call runs
   // then); so are event records and waits, which are not ops: a segment ends where they were.
   setup.segments = segments_of(setup.plan, options.piece, breaks);

@@ -221,7 +221,6 @@ TEST(RunSetup, HostReadsAtTheIterationsEndsAreLeftToTheProgramBetweenIterations)
   EXPECT_EQ(ops[4].kind, OpKind::Copy);
   EXPECT_EQ(ops[6].kind, OpKind::Copy);  // inside: matched and run in place as before
   EXPECT_FALSE(ops[6].end_read);
-  EXPECT_EQ(p.end_reads, 3u);
   EXPECT_EQ(p.setup->end_reads, 3u);
   EXPECT_EQ(p.setup->first_signature, 0x4u);  // the upload begins the replay
   EXPECT_EQ(p.setup->call_signatures, (std::vector<std::uint64_t>{0x4, 0x5, 0x6, 0x7, 0xa8, 0xa1, 0xa2}));
@@ -233,19 +232,21 @@ TEST(RunSetup, HostReadsAtTheIterationsEndsAreLeftToTheProgramBetweenIterations)
   miscounted.call_signatures.pop_back();
   const PreparedRecording unchanged = prepare(parse(document(tasks)), miscounted, RunSetupOptions{});
   ASSERT_TRUE(unchanged.setup) << unchanged.refused_because;
-  EXPECT_EQ(unchanged.end_reads, 0u);
+  EXPECT_EQ(unchanged.setup->end_reads, 0u);
   EXPECT_EQ(unchanged.setup->plan.ops[0].kind, OpKind::Copy);
   EXPECT_EQ(unchanged.setup->first_signature, 0xa1u);
   // Nor in a side exit's recording, entered where it was recorded.
   RecordedIteration side = r;
   side.side_exit = ExitSite{0, 3, 0x9};
-  EXPECT_EQ(prepare(parse(document(tasks)), side, RunSetupOptions{}).end_reads, 0u);
+  const PreparedRecording side_exit = prepare(parse(document(tasks)), side, RunSetupOptions{});
+  ASSERT_TRUE(side_exit.setup) << side_exit.refused_because;
+  EXPECT_EQ(side_exit.setup->end_reads, 0u);
   // An iteration of reads alone keeps them: nothing else would be left to replay.
   RecordedIteration reads_only = recorded();
   reads_only.call_signatures = {0xa1, 0xa2};
   const PreparedRecording only = prepare(parse(document(read(0) + ", " + sync(1) + ", " + read(2))), reads_only, RunSetupOptions{});
   ASSERT_TRUE(only.setup) << only.refused_because;
-  EXPECT_EQ(only.end_reads, 0u);
+  EXPECT_EQ(only.setup->end_reads, 0u);
   EXPECT_EQ(only.setup->plan.ops[0].kind, OpKind::Copy);
 }
 

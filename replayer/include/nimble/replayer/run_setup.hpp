@@ -58,8 +58,6 @@ struct PreparedRecording {
   bool own_graphs = false;              // the program launches its own CUDA graphs: nimble run steps aside
   bool own_streams = false;             // each op replays on the program stream it was recorded on
   std::size_t program_streams = 1;
-  // Host reads at the iteration's ends that the program runs between iterations (end_reads.hpp).
-  std::size_t end_reads = 0;
   bool stream_graphs = false;           // the graphs span several streams (a schedule): Backend::StreamGraph
   // What was built, for the run summary's "setup" (the hooks add the graphs and variants).
   trace::json description() const;
