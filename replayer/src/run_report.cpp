@@ -59,6 +59,8 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
   if (session_parts::replays(rec) && !rec.last_rested_because.empty()) {
     j["last_rested_because"] = rec.last_rested_because;
   }
+  // Its warm-up found its buffers moving every iteration: the nodes rewritten each time, at least.
+  if (!rec.buffers_move.empty()) j["buffers_move"] = rec.buffers_move;
   if (!rec.earlier_trials.empty()) {
     j["earlier_trial_speedups"] = trace::json::array();  // null: a trial that timed nothing
     for (double x : rec.earlier_trials) j["earlier_trial_speedups"].push_back(x > 0 ? trace::json(x) : trace::json(nullptr));

@@ -37,34 +37,30 @@ std::string speed_text(double plain_ms, double replayed_ms) {
 
 }  // namespace
 
-// A program whose buffers sit elsewhere in every iteration (HF generate on the H100: its KV cache
-// grows, so 2184 of a call's 2659 nodes were rewritten each time, at 1.1 us a write, among 183
-// graph launches) gains nothing from replay: its trials measured 0.69-0.98x, and the replayed
-// iterations of each trial cost the program 2-5% of a 40-call run. When every warm-up iteration
-// after the first (which writes whatever moved since the recording; the graph variants settle
-// then) rewrote more than half of its calls' nodes, the recording is dropped, before a plain block
-// or a timed one. Not rested for another trial: no program measured stopped moving its buffers
-// (generate, XLA, the DataLoader program: each rested twice and was dropped at its third), and
-// while it rests nimble run stays on every call: generate ran at 0.96x of plain resting against
-// 0.98x once dropped and 1.00x with the idle library (H200, 2026-11-29). The fewest writes of those
-// iterations decide, and only writes for parameters the segment had in none of its recent launches
-// count: a program rotating among a few sets of buffers (three, say, the recorded iteration's not
-// among them: no iteration of a four-iteration warm-up then finds its set held) goes on to its
-// trial, where further execs come to hold them
-// (ResNet-50 training that saves checkpoints, H200, 2026-11-29, was dropped by the older rule at its
-// first warm-up, 2% replayed; whether its buffers rotate is not yet measured).
-bool RunSession::warmed_up_moving(Recording& r) {
+// A program whose buffers sit elsewhere in every iteration rewrites most of its graph nodes each
+// time. Most training scripts do: zero_grad(set_to_none=True) between the forward and the backward
+// pass frees the gradients while the activations live, so the backward pass puts them, and PyTorch's
+// caching allocator everything after, at new offsets every step (every such program in the corpus
+// drifts, none of the others). Whether replay pays then depends on what the writes cost against what
+// it saves: on the H200 (2026-11-29), trusted at once, three of them replayed every step at 1.03-1.14x
+// of plain (1.1-1.5 us a write, 480-1000 writes a step), while PyTorch Lightning read 0.92-0.96x and
+// HF generate (its KV cache grows: 2184 of 2659 nodes rewritten each call, 183 graph launches) 0.69-
+// 0.98x. So the trial decides, as for any recording (until 2026-11-29 such a recording was dropped
+// after its warm-up, before any timed block). What the warm-up tells is that the buffers move (every
+// warm-up iteration after the first, which writes whatever moved since the recording, rewrote more
+// than half of its calls' nodes, counting only writes for parameters the segment had in none of its
+// recent launches: a rotation among a few sets is no drift): such a recording is never rested for a
+// later trial. No program measured stopped moving its buffers (generate, XLA, the DataLoader
+// program: each rested twice and was dropped at its third), and while it rests nimble run stays on
+// every call (generate: 0.96x of plain resting against 0.98x once dropped, H200): a trial that does
+// not pay drops it at once.
+void RunSession::count_warmup_writes(Recording& r) {
   if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
     r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).new_writes - r.work_at_begin.new_writes);
   }
-  if (--r.warmup_left > 0 || r.fewest_writes == static_cast<std::size_t>(-1) || 2 * r.fewest_writes <= r.calls) {
-    return false;
+  if (--r.warmup_left == 0 && r.fewest_writes != static_cast<std::size_t>(-1) && 2 * r.fewest_writes > r.calls) {
+    r.buffers_move = std::to_string(r.fewest_writes) + " of its " + std::to_string(r.calls) + " calls' nodes";
   }
-  drop(r, "replay rewrote most of its graph nodes in every iteration (at least " + std::to_string(r.fewest_writes) +
-              " of its " + std::to_string(r.calls) +
-              " calls' nodes each time, to addresses none of its recent iterations had: its buffers move from one "
-              "iteration to the next), which costs what replay saves");
-  return true;
 }
 
 // An iteration that instantiated a graph exec (addresses the recording's execs did not hold; BERT
@@ -166,6 +162,11 @@ void RunSession::judge(Recording& r) {
 // iterations are checked at 256, 2048, ... replayed ones) is not dropped by the first check that
 // meets a slow stretch.
 void RunSession::rest_or_drop(Recording& r, const std::string& why) {
+  if (!r.buffers_move.empty()) {  // (count_warmup_writes: they will move on)
+    drop(r, why + "; its buffers move from one iteration to the next (replay rewrote at least " + r.buffers_move +
+                " each time, to addresses none of its recent iterations had), so it is not tried again");
+    return;
+  }
   std::size_t failed = 0;
   for (const double speedup : r.earlier_trials) failed += speedup < options_.min_speedup;  // (0: not timed)
   if (failed + 1 >= options_.trials || options_.rest_iterations == 0) {

@@ -88,6 +88,15 @@ CORPUS = [
     ("gan_train", ["gan_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("rl_rollout", ["rl_rollout.py"], 10, {}, ("deterministic",)),
     ("detection_eval", ["detection_eval.py"], 100, {}, ("deterministic", "benchmark")),
+    # A fourth set (2026-11-29), unseen before their first run: timm's training recipe by hand (EMA
+    # weights, per-step cosine schedule, label smoothing, bf16, channels-last, loss logged every 10
+    # steps); a U-Net segmentation with fp16 GradScaler, Dice + BCE and a running IoU on the GPU;
+    # a transformer trained with activation checkpointing and gradient accumulation; torch.compile
+    # of a training step's model (ConvNeXt) with AMP.
+    ("timm_train_ema", ["timm_train_ema.py"], 100, {}, ("deterministic", "benchmark")),
+    ("unet_segmentation", ["unet_segmentation.py"], 100, {}, ("deterministic", "benchmark")),
+    ("checkpointed_transformer", ["checkpointed_transformer.py"], 100, {}, ("deterministic", "benchmark")),
+    ("compile_train_amp", ["compile_train_amp.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -80,6 +80,13 @@
 #  28  ctest -L gpu; never slower? PPO (part 27: one pair 0.85 with its recording dropped at its
 #      fourth iteration and nimble idle after, A/A's best window 1.10): two pairs in turns of one
 #      step, idle and A/A; four DCGAN steps recorded in one trace, to see how its buffers move (~250 s)
+#  29  ctest -L gpu; a fourth set never run under nimble before: timm's training recipe by hand (EMA,
+#      per-step cosine schedule), a U-Net with fp16 GradScaler and a running IoU, a transformer with
+#      activation checkpointing and accumulation, torch.compile of a training step with AMP; one
+#      pair each, deterministic mode                                                    (~500 s)
+#  30  what node updates cost (device_update_cost.cu: host-side writes against one kernel applying them
+#      all on the device, 8- and 512-byte parameters, the GPU idle or busy); part 29's three programs
+#      whose recordings were dropped for drifting buffers, trusted at once (NIMBLE_RUN_TRIAL=0)  (~350 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -280,8 +287,22 @@ case $part in
     STEPS=40 timeout 120 bash record_steps.sh "$out/gan-steps.json" 20:24 gan_train.py > "$out/gan-steps.log" 2>&1
     echo "record_steps exit $?"
     ;;
+  29)
+    ctest_gpu
+    pairs unseen-fourth-set 520 --pairs 1 timm_train_ema:200 unet_segmentation:200 checkpointed_transformer:120 \
+      compile_train_amp:200
+    ;;
+  30)
+    for pad in 8 512; do
+      nvcc -O2 -rdc=true -arch=sm_90 -DPAD_BYTES=$pad -o "$out/duc$pad" device_update_cost.cu -lcuda -lcudadevrt
+    done
+    { "$out/duc8" 40 16 200; "$out/duc512" 40 16 200; "$out/duc512" 40 16 50 20000; } > "$out/device-update-cost.txt" 2>&1
+    grep "^device\|^median\|results" "$out/device-update-cost.txt"
+    pairs drift-trusted 420 --pairs 1 --run run:NIMBLE_RUN_TRIAL=0 timm_train_ema:200 unet_segmentation:200 \
+      compile_train_amp:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 28)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 30)" >&2
     exit 2
     ;;
 esac
