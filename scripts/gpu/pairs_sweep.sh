@@ -87,6 +87,9 @@
 #  30  what node updates cost (device_update_cost.cu: host-side writes against one kernel applying them
 #      all on the device, 8- and 512-byte parameters, the GPU idle or busy); part 29's three programs
 #      whose recordings were dropped for drifting buffers, trusted at once (NIMBLE_RUN_TRIAL=0)  (~350 s)
+#  31  ctest -L gpu; recordings whose buffers drift go on to their trial (d61a2e4): part 29's three,
+#      Lightning and the DCGAN (whose trusted replay did not pay: the trial must drop them), one
+#      pair each at 200 steps; HF generate, one pair in turns of 2 calls                   (~480 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -301,8 +304,14 @@ case $part in
     pairs drift-trusted 420 --pairs 1 --run run:NIMBLE_RUN_TRIAL=0 timm_train_ema:200 unet_segmentation:200 \
       compile_train_amp:200
     ;;
+  31)
+    ctest_gpu
+    pairs drift-trial 330 --pairs 1 timm_train_ema:200 unet_segmentation:200 compile_train_amp:200 \
+      lightning_train:200 gan_train:200
+    pairs generate 110 --pairs 1 --turn 2 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 30)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 31)" >&2
     exit 2
     ;;
 esac
