@@ -355,8 +355,9 @@ void RunSession::settle() {
     watching_end_.store(true, std::memory_order_relaxed);
   }
   if (r.warmup_left > 0 && r.state == RecordingState::Trial) {
-    count_warmup_writes(r);
-    if (r.warmup_left == 0) plain_block_or_wait(r);  // warmed up: the trial begins with a block of the program's own iterations
+    if (!warmed_up_moving(r) && r.warmup_left == 0) {
+      plain_block_or_wait(r);  // warmed up: the trial begins with a block of the program's own iterations
+    }
     return;
   }
   if (r.warmup_left > 0 || !r.comparison || !replays(r) || !measuring(r)) return;

@@ -42,25 +42,39 @@ std::string speed_text(double plain_ms, double replayed_ms) {
 // pass frees the gradients while the activations live, so the backward pass puts them, and PyTorch's
 // caching allocator everything after, at new offsets every step (every such program in the corpus
 // drifts, none of the others). Whether replay pays then depends on what the writes cost against what
-// it saves: on the H200 (2026-11-29), trusted at once, three of them replayed every step at 1.03-1.14x
-// of plain (1.1-1.5 us a write, 480-1000 writes a step), while PyTorch Lightning read 0.92-0.96x and
-// HF generate (its KV cache grows: 2184 of 2659 nodes rewritten each call, 183 graph launches) 0.69-
-// 0.98x. So the trial decides, as for any recording (until 2026-11-29 such a recording was dropped
-// after its warm-up, before any timed block). What the warm-up tells is that the buffers move (every
-// warm-up iteration after the first, which writes whatever moved since the recording, rewrote more
-// than half of its calls' nodes, counting only writes for parameters the segment had in none of its
-// recent launches: a rotation among a few sets is no drift): such a recording is never rested for a
-// later trial. No program measured stopped moving its buffers (generate, XLA, the DataLoader
-// program: each rested twice and was dropped at its third), and while it rests nimble run stays on
-// every call (generate: 0.96x of plain resting against 0.98x once dropped, H200): a trial that does
-// not pay drops it at once.
-void RunSession::count_warmup_writes(Recording& r) {
+// it saves: on the H200 (2026-11-29) two of them replayed 90-96% of their steps through a trial at
+// 1.11-1.18x of plain (0.9-1.0 us a write, 480-1000 writes a step). So the trial decides (until
+// 2026-11-29 such a recording was dropped after its warm-up, before any timed block). What the
+// warm-up tells is that the buffers move (every warm-up iteration after the first, which writes
+// whatever moved since the recording, rewrote more than half of its calls' nodes, counting only
+// writes for parameters the segment had in none of its recent launches: a rotation among a few sets
+// is no drift): such a recording is never rested for a later trial. No program measured stopped
+// moving its buffers (generate, XLA, the DataLoader program: each rested twice and was dropped at
+// its third), and while it rests nimble run stays on every call (generate: 0.96x of plain resting
+// against 0.98x once dropped, H200): a trial that does not pay drops it at once.
+// One whose graph variants never settle is dropped after its warm-up still: HF generate (its KV
+// cache grows: 2161 of 2620 nodes rewritten a call, 183 graphs) made 7-39 new execs in each
+// iteration, which its trial could not weigh (iterations that make execs go untimed, and its calls
+// take 75-300 ms): on trial it ran at 0.96x of plain over a 40-call pair, dropped after its warm-up
+// at 1.00x. The programs that paid made 0-5 execs an iteration for 53-80 graphs.
+bool RunSession::warmed_up_moving(Recording& r) {
+  constexpr std::size_t kGraphsPerUnsettledExec = 8;  // generate: 78 execs in 3 iterations for 183 graphs; timm: 4 for 80
   if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
-    r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).new_writes - r.work_at_begin.new_writes);
+    const IterationWork now = executor_totals(r);
+    r.fewest_writes = std::min(r.fewest_writes, now.new_writes - r.work_at_begin.new_writes);
+    r.warmup_execs += now.execs - r.work_at_begin.execs;
   }
-  if (--r.warmup_left == 0 && r.fewest_writes != static_cast<std::size_t>(-1) && 2 * r.fewest_writes > r.calls) {
-    r.buffers_move = std::to_string(r.fewest_writes) + " of its " + std::to_string(r.calls) + " calls' nodes";
+  if (--r.warmup_left > 0 || r.fewest_writes == static_cast<std::size_t>(-1) || 2 * r.fewest_writes <= r.calls) {
+    return false;
   }
+  r.buffers_move = std::to_string(r.fewest_writes) + " of its " + std::to_string(r.calls) + " calls' nodes";
+  if (r.warmup_execs == 0 || r.warmup_execs * kGraphsPerUnsettledExec < r.segments.size()) return false;
+  drop(r, "replay rewrote most of its graph nodes and made new graph execs in every iteration (at least " +
+              r.buffers_move + " each time, to addresses none of its recent iterations had, and " +
+              std::to_string(r.warmup_execs) + " execs for its " + std::to_string(r.segments.size()) +
+              " graphs in its last " + std::to_string(options_.trial_block - 1) +
+              " warm-up iterations): its buffers move and its graph variants never settle, which costs what replay saves");
+  return true;
 }
 
 // An iteration that instantiated a graph exec (addresses the recording's execs did not hold; BERT
@@ -162,7 +176,7 @@ void RunSession::judge(Recording& r) {
 // iterations are checked at 256, 2048, ... replayed ones) is not dropped by the first check that
 // meets a slow stretch.
 void RunSession::rest_or_drop(Recording& r, const std::string& why) {
-  if (!r.buffers_move.empty()) {  // (count_warmup_writes: they will move on)
+  if (!r.buffers_move.empty()) {  // (warmed_up_moving: they will move on)
     drop(r, why + "; its buffers move from one iteration to the next (replay rewrote at least " + r.buffers_move +
                 " each time, to addresses none of its recent iterations had), so it is not tried again");
     return;
@@ -218,6 +232,7 @@ void RunSession::begin_trial(Recording& r, std::size_t warmup) {
   r.work_at_begin = executor_totals(r);
   r.learning_untimed = 0;
   r.fewest_writes = static_cast<std::size_t>(-1);
+  r.warmup_execs = 0;
   r.plain_at_next = r.plain_after_this = false;
   r.plain_mismatches = 0;
   r.plain_unlike = 0;

@@ -90,6 +90,9 @@
 #  31  ctest -L gpu; recordings whose buffers drift go on to their trial (d61a2e4): part 29's three,
 #      Lightning and the DCGAN (whose trusted replay did not pay: the trial must drop them), one
 #      pair each at 200 steps; HF generate, one pair in turns of 2 calls                   (~480 s)
+#  32  ctest -L gpu; a recording whose buffers move and whose graph variants never settle (HF
+#      generate: part 31 read 0.96 with it on trial) dropped after its warm-up again: generate, one
+#      pair in turns of 2 calls; the timm, U-Net and DCGAN programs, one pair each at 200 steps (~330 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -310,8 +313,13 @@ case $part in
       lightning_train:200 gan_train:200
     pairs generate 110 --pairs 1 --turn 2 gpt2_generate
     ;;
+  32)
+    ctest_gpu
+    pairs generate 110 --pairs 1 --turn 2 gpt2_generate
+    pairs drift-trial 200 --pairs 1 timm_train_ema:200 unet_segmentation:200 gan_train:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 31)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 32)" >&2
     exit 2
     ;;
 esac

@@ -346,6 +346,42 @@ TEST_F(RunSessionTest, ARecordingWhoseBuffersMoveIsDroppedAtOnceWhenItsTrialDoes
   EXPECT_EQ(j["recordings"][0].value("buffers_move", ""), "3 of its 4 calls' nodes") << j.dump(2);
 }
 
+// HF generate: its buffers move, and its graph variants never settle (7-39 new execs each call for
+// its 183 graphs; its trial could not weigh them and ran at 0.96x of plain over 40 calls): dropped
+// after its warm-up, before any timed block, as all moving recordings were until 2026-11-29.
+TEST_F(RunSessionTest, ARecordingWhoseBuffersMoveAndWhoseExecsNeverSettleIsDroppedAfterItsWarmUp) {
+  log_.writes_per_launch = {3};  // 3 of the 4 calls' nodes, every iteration
+  RunSession s = warming_up();
+  s.add(recording("generate", train_, log_));
+  const Recording& r = *s.recordings()[0];
+  std::size_t replayed = 0, i = 0;
+  for (; i < 4; ++i) {
+    log_.execs_to_make = 1;  // one new exec each iteration, for its one graph
+    replayed += iterate(s, train_) > 0;
+  }
+  EXPECT_EQ(replayed, 4u);
+  ASSERT_EQ(r.state, RecordingState::Dropped);
+  EXPECT_NE(r.dropped_because.find("replay rewrote most of its graph nodes and made new graph execs in every iteration "
+                                   "(at least 3 of its 4 calls' nodes each time"),
+            std::string::npos)
+      << r.dropped_because;
+  EXPECT_NE(r.dropped_because.find("3 execs for its 1 graphs in its last 3 warm-up iterations"), std::string::npos)
+      << r.dropped_because;
+  EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 0u);  // no timed block at all
+  EXPECT_EQ(r.comparison->times(Phase::Replay).iterations, 0u);
+  for (; i < 400; ++i) replayed += iterate(s, train_) > 0;
+  EXPECT_EQ(replayed, 4u);  // never tried again
+  // Execs made in the warm-up without moving buffers are no reason: the trial follows.
+  log_.writes_per_launch = {};
+  RunSession settled = warming_up();
+  settled.add(recording("step", train_, log_));
+  for (int k = 0; k < 4; ++k) {
+    log_.execs_to_make = 1;
+    iterate(settled, train_);
+  }
+  EXPECT_EQ(settled.recordings()[0]->state, RecordingState::Trial) << settled.recordings()[0]->dropped_because;
+}
+
 // ... and one whose trial pays is kept, its buffers moving or not (timm training with EMA weights, a
 // U-Net with a GradScaler: 1.03-1.14x of plain on the H200, trusted; dropped after their warm-up by
 // the rule before).

@@ -145,8 +145,9 @@ struct Recording {
   // The fewest node writes of a warm-up iteration after the first (none yet: SIZE_MAX).
   std::size_t fewest_writes = static_cast<std::size_t>(-1);
   // Set when a warm-up found its buffers moving every iteration ("N of its M calls' nodes" rewritten
-  // each time): a trial that does not pay drops it rather than resting it (count_warmup_writes).
+  // each time): a trial that does not pay drops it rather than resting it (warmed_up_moving).
   std::string buffers_move;
+  std::size_t warmup_execs = 0;  // execs made in the warm-up iterations after the first
   // Its next plain block takes over its next iteration that has begun as its own (it matched more
   // calls than another recording that begins with the same call shares: calls_to_tell_apart).
   bool plain_at_next = false;
@@ -308,9 +309,10 @@ class RunSession {
   IterationWork work_since_last_start(Recording& r);
   void time_start(Recording& r, bool previous_whole, IterationWork work);
   void plain_block_or_wait(Recording& r);
-  // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's
-  // buffers move from one iteration to the next (Recording::buffers_move).
-  void count_warmup_writes(Recording& r);
+  // At the end of each warm-up iteration: its node writes and execs made; at the warm-up's end,
+  // whether r's buffers move from one iteration to the next (Recording::buffers_move). True when
+  // they do and its graph variants never settle: r was dropped.
+  bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
   // Whether a resting recording (not one of `tried`) begins with the calls `failed` matched, its
   // first `matched` ones, then one with signature `next`: the program ran that iteration.
