@@ -213,6 +213,7 @@ RunState& make_run_state() {
   options.stale_calls = static_cast<std::size_t>(c.run_stale);
   options.side_exit_looks = static_cast<std::size_t>(c.run_side_exit_looks);
   options.side_exits = c.run_side_exits;
+  options.trial_moving = c.run_trial_moving;
   r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);
   r->summary_path = run_output_path(c, trace_output_path());
   g_run.store(r, std::memory_order_release);

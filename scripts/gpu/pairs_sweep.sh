@@ -93,6 +93,9 @@
 #  32  ctest -L gpu; a recording whose buffers move and whose graph variants never settle (HF
 #      generate: part 31 read 0.96 with it on trial) dropped after its warm-up again: generate, one
 #      pair in turns of 2 calls; the timm, U-Net and DCGAN programs, one pair each at 200 steps (~330 s)
+#  33  ctest -L gpu; NIMBLE_RUN_TRIAL_MOVING=1 (a drifting recording's trial decides; the default drops
+#      it after its warm-up, as part 32's rule did not tell generate from the programs that pay): the
+#      timm, U-Net and DCGAN programs, one pair each at 200 steps; generate by default, one pair (~360 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -318,8 +321,14 @@ case $part in
     pairs generate 110 --pairs 1 --turn 2 gpt2_generate
     pairs drift-trial 200 --pairs 1 timm_train_ema:200 unet_segmentation:200 gan_train:200
     ;;
+  33)
+    ctest_gpu
+    pairs trial-moving 260 --pairs 1 --run run:NIMBLE_RUN_TRIAL_MOVING=1 timm_train_ema:200 unet_segmentation:200 \
+      gan_train:200
+    pairs generate 110 --pairs 1 --turn 2 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 32)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 33)" >&2
     exit 2
     ;;
 esac

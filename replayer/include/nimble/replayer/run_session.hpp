@@ -74,6 +74,8 @@ struct RunOptions {
   // An exit taken three times alike (a trusted recording left at the same call, the stretch to the
   // next recorded iteration as long each time) gets a recording of that stretch, entered only there.
   bool side_exits = settings::defaults::run_side_exits;
+  // A recording whose buffers move every iteration goes on to its trial (warmed_up_moving).
+  bool trial_moving = settings::defaults::run_trial_moving;
 };
 
 // A call the automatic range should see before it looks again: the program left the recorded
@@ -147,7 +149,6 @@ struct Recording {
   // Set when a warm-up found its buffers moving every iteration ("N of its M calls' nodes" rewritten
   // each time): a trial that does not pay drops it rather than resting it (warmed_up_moving).
   std::string buffers_move;
-  std::size_t warmup_execs = 0;  // execs made in the warm-up iterations after the first
   // Its next plain block takes over its next iteration that has begun as its own (it matched more
   // calls than another recording that begins with the same call shares: calls_to_tell_apart).
   bool plain_at_next = false;
@@ -309,9 +310,9 @@ class RunSession {
   IterationWork work_since_last_start(Recording& r);
   void time_start(Recording& r, bool previous_whole, IterationWork work);
   void plain_block_or_wait(Recording& r);
-  // At the end of each warm-up iteration: its node writes and execs made; at the warm-up's end,
-  // whether r's buffers move from one iteration to the next (Recording::buffers_move). True when
-  // they do and its graph variants never settle: r was dropped.
+  // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's buffers
+  // move from one iteration to the next (Recording::buffers_move). True when they do and r was
+  // dropped (unless RunOptions::trial_moving).
   bool warmed_up_moving(Recording& r);
   bool shares_first_call(const Recording& r) const;
   // Whether a resting recording (not one of `tried`) begins with the calls `failed` matched, its
