@@ -118,6 +118,16 @@ def steps_replayed(per_step):
             "steady_share": round(steady_replayed / steady, 3) if steady else 0.0}
 
 
+def step_marks(per_step, segments):
+    """One mark per step (CORPUS's step_replayed and step_segments), to see where a run's steps went:
+    R whole iterations replayed, s recorded segments launched without a whole iteration (a partial),
+    . nothing of nimble's reached the GPU. None when not known (a plain process)."""
+    if per_step is None:
+        return None
+    segments = segments or [0] * len(per_step)
+    return "".join("R" if r else ("s" if g else ".") for r, g in zip(per_step, segments))
+
+
 def first_difference(a, b):
     """The first step whose digests differ (a shorter list differs where it ends), or None."""
     first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)

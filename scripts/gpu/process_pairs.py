@@ -38,7 +38,8 @@ import os
 import statistics
 import sys
 
-from corpus import CORPUS, PROGRAMS, configured, corpus_line, identity, recording_states, run, run_summary, steps_replayed
+from corpus import (CORPUS, PROGRAMS, configured, corpus_line, identity, recording_states, run, run_summary,
+                    step_marks, steps_replayed)
 
 TURN = 20  # steps per turn when two processes run side by side (--turn)
 
@@ -231,6 +232,9 @@ def main():
                 step_ms[(k, row["config"])] = d.get("step_ms") or []
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
                     name, k, row["config"], row["tail_ms"], row["best_ms"], replayed, code, row["recordings"]), flush=True)
+                marks = step_marks(d.get("step_replayed"), d.get("step_segments"))
+                if marks and row["config"] != "plain":  # where its steps went (corpus.step_marks)
+                    print("  steps: " + marks, flush=True)
         rows += prog_rows
         summary.append({"program": name, "mode": mode, "pairs": args.pairs,
                         "identical": identity(traces, mode),

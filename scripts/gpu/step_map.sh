@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Which steps of a corpus program nimble run replayed, as one line of marks per run:
+# Which steps of a corpus program nimble run replayed, as lines of marks (corpus.py step_marks):
 #   R  the step replayed whole iterations     s  it launched recorded segments only (a partial)
-#   .  nothing of nimble's reached the GPU
+#   .  nothing of nimble's reached the GPU    (process_pairs.py prints the same for each run process)
 # Runs each program once under `nimble run` with NIMBLE_DEBUG=1 (window events in the log), so a
 # step that was not replayed can be looked up by the program's clock in its log.
 #   bash scripts/gpu/step_map.sh MODE STEPS SCRIPT.py [SCRIPT.py ...]   (logs and summaries to $OUT)
@@ -17,13 +17,14 @@ for script in "$@"; do
      "$nimble" run -o "$out/$name.json" -- python3 "$script" > "$out/$name.log" 2>&1)
   echo "$name: exit $?"
   python3 - "$out/$name.log" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "scripts", "gpu"))
+from corpus import step_marks
 line = next((l for l in open(sys.argv[1], errors="replace") if l.startswith("CORPUS ")), None)
 if line is None:
     sys.exit("  no CORPUS line (see the log)")
 c = json.loads(line[7:])
-rep, seg = c.get("step_replayed") or [], c.get("step_segments") or []
-marks = "".join("R" if r else ("s" if s else ".") for r, s in zip(rep, seg))
+marks = step_marks(c.get("step_replayed"), c.get("step_segments")) or ""
 print("  %d steps, %d replayed" % (len(marks), marks.count("R")))
 for i in range(0, len(marks), 60):
     print("  %4d %s" % (i, marks[i:i + 60]))

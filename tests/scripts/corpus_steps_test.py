@@ -7,7 +7,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "gpu"))
 from corpus import (CORPUS, MODES, PROGRAMS, configured, identity, nimble_paths, recording_states,  # noqa: E402
-                    run_summary, steps_replayed)
+                    run_summary, step_marks, steps_replayed)
 
 
 class StepsReplayed(unittest.TestCase):
@@ -35,6 +35,17 @@ class StepsReplayed(unittest.TestCase):
         self.assertEqual(steps_replayed([0, 0])["steady_steps"], 0)
         self.assertEqual(steps_replayed([0, 0])["steady_share"], 0.0)
         self.assertIsNone(steps_replayed(None))
+
+
+class StepMarks(unittest.TestCase):
+    def test_each_step_shows_replayed_partial_or_nothing(self):
+        # Set-up (2 steps), a partial (segments launched, no whole iteration), replayed steps, an
+        # eval pass of several iterations, then a trial's plain step.
+        self.assertEqual(step_marks([0, 0, 0, 1, 1, 4, 0], [0, 0, 5, 32, 32, 44, 0]), "..sRRR.")
+
+    def test_unknown_segments_count_as_none_and_a_plain_process_has_no_marks(self):
+        self.assertEqual(step_marks([1, 0], None), "R.")
+        self.assertIsNone(step_marks(None, None))
 
 
 class ThreadCensus(unittest.TestCase):
