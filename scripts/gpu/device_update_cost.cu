@@ -8,8 +8,11 @@
 //   eager    every kernel launched by the program (what nimble run leaves after a drop)
 //   host     every node rewritten with cuGraphExecKernelNodeSetParams, then the graphs launched
 //   device   the nodes opted in as device-updatable (CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE);
-//            the host writes the new pointers into pinned memory and one kernel applies them all
-//            (cudaGraphKernelNodeUpdatesApply) before the graphs launch, in stream order
+//            the host writes the new pointers into pinned memory and one kernel of one thread
+//            applies them all (cudaGraphKernelNodeUpdatesApply) before the graphs launch, in stream
+//            order. Its two update lists keep the host at most two iterations ahead, so this mode's
+//            time is the apply kernel's on the GPU (one thread per update was not tried).
+// (Host mode asks each node's parameters, cuGraphKernelNodeGetParams, every time: nimble asks once.)
 // Each way's results are checked against the host's sum of what every kernel added.
 //   nvcc -O2 -rdc=true -arch=sm_90 -DPAD_BYTES=8 -o duc device_update_cost.cu -lcuda -lcudadevrt
 //   ./duc [G K ITERS SPIN_CYCLES]
@@ -26,8 +29,18 @@
 // A PyTorch elementwise kernel passes a few hundred bytes (TensorIterator's offset calculators):
 // `pad` makes each launch's parameter buffer that long; `spin` keeps the GPU busy that many cycles
 // per kernel, so the host runs ahead and updates execs whose last launch has not run yet.
+#ifndef PAD_BYTES
+#define PAD_BYTES 8
+#endif
 struct Pad {
   char bytes[PAD_BYTES];
+};
+// The kernel's parameters as the driver lays them out (its parameter buffer's size).
+struct Params {
+  float* p;
+  float v;
+  Pad pad;
+  long long spin;
 };
 __global__ void add(float* p, float v, Pad pad, long long spin) {
   const long long start = clock64();
@@ -141,7 +154,7 @@ int main(int argc, char** argv) {
   int driver = 0;
   cuDriverGetVersion(&driver);
   std::printf("device %s, driver %d, %d graphs of %d kernels (%d nodes), %d parameter bytes, %lld cycles each, %d iterations x %d rounds\n",
-              prop.name, driver, G, K, N, static_cast<int>(sizeof(Pad)) + 16, g_spin, ITERS, ROUNDS);
+              prop.name, driver, G, K, N, static_cast<int>(sizeof(Params)), g_spin, ITERS, ROUNDS);
   cudaStream_t s;
   CHECK_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   float* buf[3];

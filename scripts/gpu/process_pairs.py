@@ -233,7 +233,7 @@ def main():
                 print("%s group %d %-6s tail %s best %s replayed %d exit %s %s" % (
                     name, k, row["config"], row["tail_ms"], row["best_ms"], replayed, code, row["recordings"]), flush=True)
                 marks = step_marks(d.get("step_replayed"), d.get("step_segments"))
-                if marks and row["config"] != "plain":  # where its steps went (corpus.step_marks)
+                if marks and row["config"].startswith("run"):  # where its steps went (corpus.step_marks)
                     print("  steps: " + marks, flush=True)
         rows += prog_rows
         summary.append({"program": name, "mode": mode, "pairs": args.pairs,
