@@ -47,12 +47,12 @@ std::string speed_text(double plain_ms, double replayed_ms) {
 // 1.08-1.20x of plain, while Lightning's trial measured 1.16x and its pair 0.95-0.99x, and HF
 // generate (its KV cache grows: 2161 of 2620 nodes rewritten a call; 7-39 new execs a call, which
 // its trial leaves untimed) read 0.96x with its trial undecided at exit (0.98-1.00x dropped after
-// its warm-up). New execs in the warm-up
-// do not tell them apart either (generate 62 for 258 graphs, timm 38 for 82). So when every warm-up
-// iteration after the first (which writes whatever moved since the recording) rewrote more than half
-// of its calls' nodes, counting only writes for parameters the segment had in none of its recent
-// launches (a rotation among a few sets is no drift), the recording is dropped before a plain block
-// or a timed one, unless NIMBLE_RUN_TRIAL_MOVING=1 lets the trial decide. Either way it is never
+// its warm-up). New execs in the warm-up do not tell them apart either (generate 62 for 258 graphs,
+// timm 38 for 82). So when every warm-up iteration after the first (which writes whatever moved
+// since the recording) rewrote more than half of its calls' nodes, counting only writes for
+// parameters the segment had in none of its recent launches (a rotation among a few sets is no
+// drift), the recording is dropped before a plain block or a timed one, unless
+// NIMBLE_RUN_TRIAL_MOVING=1 lets the trial decide. Either way it is never
 // rested for a later trial: no program measured stopped moving its buffers (generate, XLA, the
 // DataLoader program: each rested twice and was dropped at its third), and while it rests nimble run
 // stays on every call (generate: 0.96x of plain resting, 0.98-1.00x dropped; H200): a trial that

@@ -17,13 +17,12 @@ for script in "$@"; do
      "$nimble" run -o "$out/$name.json" -- python3 "$script" > "$out/$name.log" 2>&1)
   echo "$name: exit $?"
   python3 - "$out/$name.log" <<'PY'
-import json, os, sys
+import os, sys
 sys.path.insert(0, os.path.join(os.getcwd(), "scripts", "gpu"))
-from corpus import step_marks
-line = next((l for l in open(sys.argv[1], errors="replace") if l.startswith("CORPUS ")), None)
-if line is None:
+from corpus import corpus_line, step_marks
+c = corpus_line(open(sys.argv[1], errors="replace").read())
+if c is None:
     sys.exit("  no CORPUS line (see the log)")
-c = json.loads(line[7:])
 marks = step_marks(c.get("step_replayed"), c.get("step_segments")) or ""
 print("  %d steps, %d replayed" % (len(marks), marks.count("R")))
 for i in range(0, len(marks), 60):
