@@ -96,6 +96,10 @@
 #  33  ctest -L gpu; NIMBLE_RUN_TRIAL_MOVING=1 (a drifting recording's trial decides; the default drops
 #      it after its warm-up, as part 32's rule did not tell generate from the programs that pay): the
 #      timm, U-Net and DCGAN programs, one pair each at 200 steps; generate by default, one pair (~360 s)
+#  34  ctest -L gpu; a further graph exec only for parameters that come again (4af9006), drifting
+#      recordings on trial (NIMBLE_RUN_TRIAL_MOVING=1): timm, U-Net, DCGAN and Lightning, one pair each
+#      at 200 steps; HF generate, one pair; Lightning on eight vCPUs (--pin 4-11: its two DataLoader
+#      workers and pin-memory thread share part 31's one vCPU with the step), one pair and A/A (~480 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -103,7 +107,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|28"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|34"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -327,8 +331,15 @@ case $part in
       gan_train:200
     pairs generate 110 --pairs 1 --turn 2 gpt2_generate
     ;;
+  34)
+    ctest_gpu
+    moving=run:NIMBLE_RUN_TRIAL_MOVING=1
+    pairs trial-moving 230 --pairs 1 --run $moving timm_train_ema:200 unet_segmentation:200 gan_train:200 lightning_train:200
+    pairs generate 100 --pairs 1 --turn 2 --run $moving gpt2_generate
+    pairs lightning-wide 130 --pairs 1 --aa --pin 4-11 --run $moving lightning_train:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 33)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 34)" >&2
     exit 2
     ;;
 esac
