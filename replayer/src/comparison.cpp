@@ -35,6 +35,8 @@ IterationTimes Comparison::times(Phase phase) const {
   t.median_ms = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
   t.p10_ms = at(0.1);
   t.p90_ms = at(0.9);
+  t.p25_ms = at(0.25);
+  t.p75_ms = at(0.75);
   t.fastest_ms = s.front();
   t.slowest_ms = s.back();
   return t;

@@ -35,6 +35,22 @@ std::string speed_text(double plain_ms, double replayed_ms) {
   return text;
 }
 
+// Iterations of two kinds in one phase: its upper quartile more than twice its lower (HF generate
+// on the H200, prompts of two lengths in turn: 164-172 and 490-499 ms, replayed and plain alike;
+// the medians of six and nine such iterations read 1.47x, and the process ran at 0.96x of plain).
+// A slow stretch or a one-off (an eval pass, a checkpoint) moves one quartile, not both apart.
+bool two_kinds(const IterationTimes& t) {
+  constexpr double kApart = 2.0;
+  return t.p25_ms > 0 && t.p75_ms > kApart * t.p25_ms;
+}
+
+std::string spread_text(const IterationTimes& t) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%zu iterations of %.1f-%.1f ms, quartiles %.1f and %.1f", t.iterations,
+                t.fastest_ms, t.slowest_ms, t.p25_ms, t.p75_ms);
+  return text;
+}
+
 }  // namespace
 
 // A program whose buffers sit elsewhere in every iteration rewrites most of its graph nodes each
@@ -151,6 +167,13 @@ void RunSession::judge(Recording& r) {
   const double speedup = plain.median_ms / replayed.median_ms;
   const std::size_t wants = trial_wants(plain, replayed);
   if (plain.iterations < wants || replayed.iterations < wants) return;
+  if (two_kinds(plain) && two_kinds(replayed) && plain.iterations >= 2 * round && replayed.iterations >= 2 * round) {
+    rest_or_drop(r, "its trial could not compare the program's iterations with replayed ones (" + spread_text(plain) +
+                        " plain, " + spread_text(replayed) +
+                        " replayed: iterations of two kinds, the program's work between them varies, and the medians "
+                        "depend on how many of each kind a phase met)");
+    return;
+  }
   r.trial_speedup = speedup;
   r.plain_at_next = r.plain_after_this = false;  // decided: no more plain blocks
   if (speedup >= options_.min_speedup) {

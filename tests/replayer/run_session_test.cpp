@@ -735,6 +735,42 @@ TEST_F(RunSessionTest, AProgramsOwnSlowStretchInAReplayedBlockIsNoClearResult) {
   EXPECT_EQ(r.comparison->times(Phase::Plain).iterations, 6u);  // two rounds
 }
 
+// HF generate with prompts of two lengths in turn (H200): iterations of 164-172 and 490-499 ms in
+// both phases, so each phase's median says how many of each kind it met, not what replay does
+// (1.47x, for a process at 0.96x of plain). Both phases of two kinds: the trial cannot compare them,
+// and the recording rests as one that did not pay would.
+TEST_F(RunSessionTest, IterationsOfTwoKindsInBothPhasesAreNoVerdict) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  replayed_ms_ = plain_ms_ / 0.95;  // replay a little slower
+  slow_ms_ = 6.0;                   // every other iteration: the program's own long stretch after it
+  for (std::size_t i = 1; i < 200; i += 2) slow_at_.insert(i);
+  for (int i = 0; i < 60; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Resting);
+  EXPECT_NE(r.last_rested_because.find("iterations of two kinds"), std::string::npos) << r.last_rested_because;
+  EXPECT_FALSE(r.trial_speedup);
+  const IterationTimes plain = r.earlier_timings.empty() ? r.comparison->times(Phase::Plain)
+                                                         : r.earlier_timings.back()->times(Phase::Plain);
+  EXPECT_GE(plain.iterations, 6u);
+}
+
+// One long iteration in each phase (an eval pass, a checkpoint) is no second kind: the trial decides.
+TEST_F(RunSessionTest, AOneOffLongIterationInEachPhaseIsNoSecondKind) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  slow_at_ = {5, 9};  // warm-up 0-3, plain 4-7 (5-7 timed), replayed 8-11 (9-11 timed)
+  for (int i = 0; i < 40; ++i) iterate(s, train_);
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.state, RecordingState::Replaying) << r.last_rested_because;
+  ASSERT_TRUE(r.trial_speedup);
+  EXPECT_NEAR(*r.trial_speedup, 2.0, 1e-9);
+}
+
 // The other side: two of the first plain block's timed iterations wait on something of the
 // program's own (41 ms against 2), so every replayed iteration of a replay only 2% faster is
 // faster than every plain one. That order is no clear result when the plain ones spread so: the

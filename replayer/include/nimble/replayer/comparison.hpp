@@ -17,6 +17,7 @@ enum class Phase { Replay, Plain };
 struct IterationTimes {
   std::size_t iterations = 0;  // timed iterations
   double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  double p25_ms = 0, p75_ms = 0;  // quartiles: two kinds of iteration show as a gap between them
   double fastest_ms = 0, slowest_ms = 0;
 };
 
