@@ -100,6 +100,9 @@
 #      recordings on trial (NIMBLE_RUN_TRIAL_MOVING=1): timm, U-Net, DCGAN and Lightning, one pair each
 #      at 200 steps; HF generate, one pair; Lightning on eight vCPUs (--pin 4-11: its two DataLoader
 #      workers and pin-memory thread share part 31's one vCPU with the step), one pair and A/A (~480 s)
+#  35  ctest -L gpu; the 11-program deterministic regression of part 1 after the exec rule (4af9006) and
+#      the two-kinds rule (HF generate's trial, part 34: 1.47x for a process at 0.96x); HF generate with
+#      NIMBLE_RUN_TRIAL_MOVING=1, one pair                                                 (~560 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -107,7 +110,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|34"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|35"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -338,8 +341,14 @@ case $part in
     pairs generate 100 --pairs 1 --turn 2 --run $moving gpt2_generate
     pairs lightning-wide 130 --pairs 1 --aa --pin 4-11 --run $moving lightning_train:200
     ;;
+  35)
+    ctest_gpu
+    pairs deterministic 430 --pairs 1 timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train \
+      resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
+    pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 34)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 35)" >&2
     exit 2
     ;;
 esac
