@@ -178,11 +178,8 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
     if (apply_patches(bytes, patches)) wanted.push_back({i, std::move(bytes)});
   }
   // The exec that needs the fewest writes. While there is room, a fresh one (holding the recording)
-  // for parameters that come again: the recording's own, or a set the segment had recently (a
-  // rotation), when it needs no more writes than that; the others keep their parameters for later
-  // iterations. Never for a set that is new: it will not come again, and instantiating costs more
-  // than writing the nodes (timm training, whose buffers drift: 227 execs for 80 graphs, 0-6 more in
-  // each replayed iteration; HF generate: 7-39 in each call; H200, 2026-11-29).
+  // when it needs fewer writes than that, or as few for parameters that came before (they may come
+  // again): the others keep their parameters for later iterations.
   std::size_t best = 0, best_writes = writes_needed(variants[0], seg.begin, wanted);
   for (std::size_t v = 1; v < variants.size() && best_writes > 0; ++v) {
     const std::size_t writes = writes_needed(variants[v], seg.begin, wanted);
@@ -194,7 +191,7 @@ void GraphExecutor::launch_segment(std::size_t segment, const IterationMatcher& 
   if (best_writes > 0 && variants.size() < max_variants_ && !variants_closed_[segment]) {
     Variant fresh = fresh_variant(segment, nullptr);
     const std::size_t fresh_writes = writes_needed(fresh, seg.begin, wanted);
-    if (fresh_writes <= best_writes && (fresh_writes == 0 || recurring)) {
+    if (fresh_writes < best_writes || (fresh_writes == best_writes && recurring)) {
       try {
         fresh.exec = replayer.instantiate_again(graphs_[segment].graph, seg.begin, seg.end);
         variants.push_back(std::move(fresh));

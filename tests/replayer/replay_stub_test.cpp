@@ -981,39 +981,6 @@ TEST_F(RunExecutorStub, ParametersNewEveryIterationAreWrittenWithoutInstantiatin
   EXPECT_EQ(sc.summary().iterations_replayed, 9u);  // the tenth is counted when another begins
 }
 
-// A segment whose parameters are new every iteration, some of them back to the recorded ones (a
-// training step whose gradients are freed between the forward and the backward pass): a fresh exec
-// would need fewer writes than the one the segment has, but the set never comes again, so the nodes
-// are written instead. A set that does come again still gets its exec.
-TEST_F(RunExecutorStub, ANewSetIsWrittenEvenWhereAFreshExecWouldNeedFewerWrites) {
-  ReplayPlan plan = run_plan_;
-  plan.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
-  plan.ops[1].copy.src = kOther;
-  const auto segments = segments_of(plan);
-  GraphExecutor executor(api_, plan, segments, Backend::Graph, /*max_variants=*/4);
-  ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
-  const std::size_t built = executor.stats().execs;  // one per segment with a graph
-  const auto step = [&](std::uint64_t seed, std::uint32_t value) {
-    EXPECT_EQ(sc.on_call(kernel_call(seed)), Action::Deferred);
-    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoD, kOther, kBuffer, 256}), Action::Deferred);
-    EXPECT_EQ(sc.on_call(memset_call(value)), Action::Deferred);
-    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoH, kOther, 0x560000008000, 64}), Action::Run);
-  };
-  step(42, 7);   // the recorded set
-  step(100, 8);  // both nodes new: written into the one exec
-  step(42, 9);   // the kernel back to the recording, the memset new: a fresh exec would write 1 node, this one 2
-  EXPECT_EQ(executor.stats().execs, built) << "a set seen for the first time gets no exec";
-  EXPECT_EQ(executor.stats().node_updates, 4u);
-  step(100, 8);  // seen before: an exec of its own
-  EXPECT_EQ(executor.stats().execs, built + 1);
-  EXPECT_EQ(executor.stats().node_updates, 6u);
-  const std::size_t updates = executor.stats().node_updates;
-  step(42, 9);
-  step(100, 8);
-  EXPECT_EQ(executor.stats().node_updates, updates) << "each of the two sets that came again has its exec";
-  EXPECT_TRUE(sc.summary().fallbacks.empty());
-}
-
 // A memset into memory the program freed during the recorded iteration (a pool tensor): it is
 // captured on nimble's stand-in, so even the recorded address must be written into the node
 // before the graph runs for the program.

@@ -7,12 +7,11 @@
 // holds, and launches the one that needs the fewest node writes. Programs often alternate
 // between a few sets of addresses (PyTorch's caching allocator hands a new input the block the
 // previous input did not use, so buffers ping-pong between two addresses): with one exec every
-// such iteration rewrote a hundred nodes; with two, none. Another exec is instantiated only for a
-// set of parameters that comes again (the recording's own, or one the segment had recently), and
-// only when it needs no more writes than the closest exec: a program whose addresses are new every
-// iteration (HF generate's growing KV cache; training whose gradients are freed between the forward
-// and backward pass) would otherwise instantiate graphs again and again (708 execs for 183 graphs
-// in four replayed generate() calls, each replay slower than the program's own), to no use.
+// such iteration rewrote a hundred nodes; with two, none. Another exec is instantiated only when it
+// needs fewer writes than the closest exec, or as few for a set of parameters seen before: a
+// program whose addresses are new every iteration (HF generate's growing KV cache) would otherwise
+// instantiate every graph again for each of its first iterations (708 execs for 183 graphs in four
+// replayed generate() calls, each replay slower than the program's own), to no use.
 #pragma once
 
 #include <cstdint>
