@@ -981,6 +981,35 @@ TEST_F(RunExecutorStub, ParametersNewEveryIterationAreWrittenWithoutInstantiatin
   EXPECT_EQ(sc.summary().iterations_replayed, 9u);  // the tenth is counted when another begins
 }
 
+// Pointers that alternate between the recorded addresses and others while a scalar changes every
+// step (an optimizer's bias correction passed as a kernel argument): no set of parameters ever
+// comes again, yet a fresh exec holding the recording needs only the scalar written every other
+// step. It is instantiated, and each step then writes one node, not three. (A rule that made execs
+// only for sets that came again, 4af9006, wrote all three each step: the timm EfficientNet, ResNet-18
+// AMP/AdamW and GoogLeNet programs were dropped for moving buffers at their warm-up; H200, 2026-11-29.)
+TEST_F(RunExecutorStub, PointersAlternatingWithTheRecordingGetAFreshExecThoughAScalarIsNewEveryStep) {
+  ReplayPlan plan = run_plan_;
+  plan.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
+  plan.ops[1].copy.src = kOther;
+  const auto segments = segments_of(plan);
+  GraphExecutor executor(api_, plan, segments, Backend::Graph, /*max_variants=*/4);
+  ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
+  const auto step = [&](bool recorded_pointers, std::uint32_t scalar) {
+    EXPECT_EQ(sc.on_call(kernel_call(recorded_pointers ? 42 : 1234)), Action::Deferred);
+    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoD, recorded_pointers ? kOther : kOther + 512, kBuffer, 256}),
+              Action::Deferred);
+    EXPECT_EQ(sc.on_call(memset_call(scalar)), Action::Deferred);
+    EXPECT_EQ(sc.on_call(CopyCall{CopyDirection::DtoH, kOther, 0x560000008000, 64}), Action::Run);
+  };
+  std::uint32_t scalar = 7;
+  for (int i = 0; i < 4; ++i) step(i % 2 == 0, scalar++);  // the recorded set, then warm-up
+  const std::size_t execs = executor.stats().execs, writes = executor.node_writes();
+  for (int i = 4; i < 12; ++i) step(i % 2 == 0, scalar++);
+  EXPECT_EQ(executor.stats().execs, execs) << "each pointer set has its exec by now";
+  EXPECT_EQ(executor.node_writes() - writes, 8u) << "the scalar's node only, once a step";
+  EXPECT_TRUE(sc.summary().fallbacks.empty());
+}
+
 // A memset into memory the program freed during the recorded iteration (a pool tensor): it is
 // captured on nimble's stand-in, so even the recorded address must be written into the node
 // before the graph runs for the program.
