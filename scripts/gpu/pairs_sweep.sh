@@ -103,6 +103,9 @@
 #  35  ctest -L gpu; the 11-program deterministic regression of part 1 after the exec rule (4af9006) and
 #      the two-kinds rule (HF generate's trial, part 34: 1.47x for a process at 0.96x); HF generate with
 #      NIMBLE_RUN_TRIAL_MOVING=1, one pair                                                 (~560 s)
+#  36  ctest -L gpu; after reverting the exec rule (part 35: the timm EfficientNet, ResNet-18 AMP/AdamW
+#      and GoogLeNet programs dropped for moving buffers): those three, one pair each; HF generate with
+#      NIMBLE_RUN_TRIAL_MOVING=1 (the two-kinds rule), one pair                          (~300 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -110,7 +113,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|35"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|36"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -347,8 +350,13 @@ case $part in
       resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
     pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
     ;;
+  36)
+    ctest_gpu
+    pairs reverted 200 --pairs 1 timm_efficientnet resnet18_amp_adamw googlenet_pinned
+    pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 35)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 36)" >&2
     exit 2
     ;;
 esac
