@@ -106,9 +106,6 @@
 #  36  ctest -L gpu; after reverting the exec rule (part 35: the timm EfficientNet, ResNet-18 AMP/AdamW
 #      and GoogLeNet programs dropped for moving buffers): those three, one pair each; HF generate with
 #      NIMBLE_RUN_TRIAL_MOVING=1 (the two-kinds rule), one pair                          (~300 s)
-#  37  where Lightning's host time goes with its drifting recording replayed (its trial reads 1.12-1.16x,
-#      its pairs 0.93-0.99): perf profiles (cpu-clock, by library and symbol) of a plain run and of
-#      nimble run with NIMBLE_RUN_TRIAL_MOVING=1, 600 steps, from 20 s on (after set-up)      (~150 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -116,7 +113,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|37"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|36"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -358,30 +355,10 @@ case $part in
     pairs reverted 200 --pairs 1 timm_efficientnet resnet18_amp_adamw googlenet_pinned
     pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
     ;;
-  37)
-    perf version || { echo "no perf here"; }
-    cd "$root/tests/programs"
-    for cfg in plain run; do
-      launcher=(); [ $cfg = run ] && launcher=(env NIMBLE_RUN_TRIAL_MOVING=1 "$root/build-gpu/bin/nimble" run -o "$out/perf-lightning-run.json" --)
-      STEPS=600 CORPUS_MODE=deterministic timeout 150 perf record -e cpu-clock -F 999 -D 20000 -o "$out/perf-$cfg.data" \
-        "${launcher[@]}" python3 lightning_train.py > "$out/perf-lightning-$cfg.log" 2>&1
-      echo "perf $cfg: exit $?"
-      perf report -i "$out/perf-$cfg.data" --sort comm,dso --stdio 2>/dev/null | grep -v '^#' | head -30 > "$out/perf-$cfg-dso.txt"
-      perf report -i "$out/perf-$cfg.data" --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | head -150 > "$out/perf-$cfg-sym.txt"
-      head -14 "$out/perf-$cfg-dso.txt"
-      python3 -c "
-import sys; sys.path.insert(0, '$root/scripts/gpu')
-from corpus import corpus_line
-c = corpus_line(open('$out/perf-lightning-$cfg.log', errors='replace').read()) or {}
-s = c.get('step_ms') or []
-print('$cfg: steps', len(s), 'median of steps 100-600: %.2f ms' % sorted(s[100:])[len(s[100:]) // 2] if len(s) > 100 else '')"
-    done
-    cd "$root/scripts/gpu"
-    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 37)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 36)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./perf-lightning-*.log ./perf-lightning-run.run.json ./gan-steps.json ./*.log ./bert-dyn.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json
