@@ -106,6 +106,8 @@
 #  36  ctest -L gpu; after reverting the exec rule (part 35: the timm EfficientNet, ResNet-18 AMP/AdamW
 #      and GoogLeNet programs dropped for moving buffers): those three, one pair each; HF generate with
 #      NIMBLE_RUN_TRIAL_MOVING=1 (the two-kinds rule), one pair                          (~300 s)
+#  37  ctest -L gpu; drifting recordings on trial by default: the three drifting programs not yet
+#      tried so (the DataLoader program, PPO's rollouts, training that saves checkpoints), one pair each (~300 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -113,7 +115,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|36"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|37"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -355,8 +357,12 @@ case $part in
     pairs reverted 200 --pairs 1 timm_efficientnet resnet18_amp_adamw googlenet_pinned
     pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
     ;;
+  37)
+    ctest_gpu
+    pairs drift-default 240 --pairs 1 dataloader_workers:200 checkpointing_train:200 rl_rollout:20
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 36)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 37)" >&2
     exit 2
     ;;
 esac
