@@ -106,8 +106,9 @@
 #  36  ctest -L gpu; after reverting the exec rule (part 35: the timm EfficientNet, ResNet-18 AMP/AdamW
 #      and GoogLeNet programs dropped for moving buffers): those three, one pair each; HF generate with
 #      NIMBLE_RUN_TRIAL_MOVING=1 (the two-kinds rule), one pair                          (~300 s)
-#  37  ctest -L gpu; drifting recordings on trial by default: the three drifting programs not yet
-#      tried so (the DataLoader program, PPO's rollouts, training that saves checkpoints), one pair each (~300 s)
+#  37  ctest -L gpu; the three drifting programs whose recordings were never on trial (the DataLoader
+#      program, training that saves checkpoints, PPO's rollouts) with NIMBLE_RUN_TRIAL_MOVING=1 (run on
+#      1727091, where it was the default, since reverted), one pair each          (172 s; H200 2026-11-29)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -359,7 +360,8 @@ case $part in
     ;;
   37)
     ctest_gpu
-    pairs drift-default 240 --pairs 1 dataloader_workers:200 checkpointing_train:200 rl_rollout:20
+    pairs drift-default 240 --pairs 1 --run run:NIMBLE_RUN_TRIAL_MOVING=1 dataloader_workers:200 checkpointing_train:200 \
+      rl_rollout:20
     ;;
   *)
     echo "pairs_sweep.sh: no part '$part' (1 to 37)" >&2
