@@ -96,7 +96,7 @@
 #  33  ctest -L gpu; NIMBLE_RUN_TRIAL_MOVING=1 (a drifting recording's trial decides; the default drops
 #      it after its warm-up, as part 32's rule did not tell generate from the programs that pay): the
 #      timm, U-Net and DCGAN programs, one pair each at 200 steps; generate by default, one pair (~360 s)
-#  34  ctest -L gpu; a further graph exec only for parameters that come again (4af9006), drifting
+#  34  ctest -L gpu; a further graph exec only for parameters that come again (4af9006, reverted), drifting
 #      recordings on trial (NIMBLE_RUN_TRIAL_MOVING=1): timm, U-Net, DCGAN and Lightning, one pair each
 #      at 200 steps; HF generate, one pair; Lightning on eight vCPUs (--pin 4-11: its two DataLoader
 #      workers and pin-memory thread share part 31's one vCPU with the step), one pair and A/A (~480 s)
@@ -140,12 +140,15 @@ ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-
   cp "$root"/build-gpu/tests/interposer/apps/run-loop*.run.json "$out/" 2>/dev/null
   grep -o '"\(state\|released\)": [a-z"]*' "$out/run-loop-dropped.run.json" 2>/dev/null | tr '\n' ' '; echo
 }
+# The deterministic regression (parts 1 and 35), and nimble run with drifting recordings on trial.
+regression=(timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train resnet18_amp_adamw
+  epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum)
+moving=run:NIMBLE_RUN_TRIAL_MOVING=1
 case $part in
   1)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt"
     ctest_gpu
-    pairs deterministic 500 --pairs 1 timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train \
-      resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
+    pairs deterministic 500 --pairs 1 "${regression[@]}"
     ;;
   2)
     ctest_gpu
@@ -336,31 +339,29 @@ case $part in
     ;;
   33)
     ctest_gpu
-    pairs trial-moving 260 --pairs 1 --run run:NIMBLE_RUN_TRIAL_MOVING=1 timm_train_ema:200 unet_segmentation:200 \
+    pairs trial-moving 260 --pairs 1 --run $moving timm_train_ema:200 unet_segmentation:200 \
       gan_train:200
     pairs generate 110 --pairs 1 --turn 2 gpt2_generate
     ;;
   34)
     ctest_gpu
-    moving=run:NIMBLE_RUN_TRIAL_MOVING=1
     pairs trial-moving 230 --pairs 1 --run $moving timm_train_ema:200 unet_segmentation:200 gan_train:200 lightning_train:200
     pairs generate 100 --pairs 1 --turn 2 --run $moving gpt2_generate
     pairs lightning-wide 130 --pairs 1 --aa --pin 4-11 --run $moving lightning_train:200
     ;;
   35)
     ctest_gpu
-    pairs deterministic 430 --pairs 1 timm_pnasnet timm_efficientnet inception_v3 gpt2_forward bert_train \
-      resnet18_amp_adamw epochs_eval_lastbatch googlenet_pinned compile_default side_streams grad_accum
-    pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
+    pairs deterministic 430 --pairs 1 "${regression[@]}"
+    pairs generate 100 --pairs 1 --turn 2 --run $moving gpt2_generate
     ;;
   36)
     ctest_gpu
     pairs reverted 200 --pairs 1 timm_efficientnet resnet18_amp_adamw googlenet_pinned
-    pairs generate 100 --pairs 1 --turn 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 gpt2_generate
+    pairs generate 100 --pairs 1 --turn 2 --run $moving gpt2_generate
     ;;
   37)
     ctest_gpu
-    pairs drift-default 240 --pairs 1 --run run:NIMBLE_RUN_TRIAL_MOVING=1 dataloader_workers:200 checkpointing_train:200 \
+    pairs drift-default 240 --pairs 1 --run $moving dataloader_workers:200 checkpointing_train:200 \
       rl_rollout:20
     ;;
   *)
