@@ -767,6 +767,14 @@ class RunExecutorStub : public ReplayStub {
     std::memcpy(c.args.data() + 8, &seed, 8);
     return c;
   }
+  // The recorded iteration with its host-to-device copy made a device-to-device one: the kernel,
+  // that copy and the memset then lie in one segment.
+  ReplayPlan one_segment_plan() const {
+    ReplayPlan p = run_plan_;
+    p.ops[1].copy.direction = CopyDirection::DtoD;
+    p.ops[1].copy.src = kOther;
+    return p;
+  }
   MemsetCall memset_call(std::uint32_t value) const {
     const MemsetOp& m = run_plan_.ops[2].memset;
     return {m.dst, value, m.element_size, m.width, m.height, m.pitch};
@@ -988,9 +996,7 @@ TEST_F(RunExecutorStub, ParametersNewEveryIterationAreWrittenWithoutInstantiatin
 // only for sets that came again, 4af9006, wrote all three each step: the timm EfficientNet, ResNet-18
 // AMP/AdamW and GoogLeNet programs were dropped for moving buffers at their warm-up; H200, 2026-11-29.)
 TEST_F(RunExecutorStub, PointersAlternatingWithTheRecordingGetAFreshExecThoughAScalarIsNewEveryStep) {
-  ReplayPlan plan = run_plan_;
-  plan.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
-  plan.ops[1].copy.src = kOther;
+  const ReplayPlan plan = one_segment_plan();
   const auto segments = segments_of(plan);
   GraphExecutor executor(api_, plan, segments, Backend::Graph, /*max_variants=*/4);
   ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
@@ -1031,9 +1037,7 @@ TEST_F(RunExecutorStub, AMemsetCapturedOnAStandInGetsTheProgramsAddress) {
 }
 
 TEST_F(RunExecutorStub, InProgramOrderMovedBuffersArePatchedIntoCopyAndMemsetNodes) {
-  ReplayPlan plan = run_plan_;
-  plan.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
-  plan.ops[1].copy.src = kOther;
+  const ReplayPlan plan = one_segment_plan();
   const auto segments = segments_of(plan);
   GraphExecutor executor(api_, plan, segments, Backend::Graph);
   ShortCircuit sc(plan, segments, on_device, executor, ArgumentRule::AnyBytes);
@@ -1050,12 +1054,7 @@ TEST_F(RunExecutorStub, InProgramOrderMovedBuffersArePatchedIntoCopyAndMemsetNod
 }
 
 TEST_F(RunExecutorStub, AFallBackIssuesTheProgramsOwnArguments) {
-  const ReplayPlan plan = [&] {
-    ReplayPlan p = run_plan_;
-    p.ops[1].copy.direction = CopyDirection::DtoD;  // kernel, DtoD copy, memset: one segment
-    p.ops[1].copy.src = kOther;
-    return p;
-  }();
+  const ReplayPlan plan = one_segment_plan();
   const auto segments = segments_of(plan);
   GraphExecutor executor(api_, plan, segments, Backend::Graph);
   executor.set_stream(reinterpret_cast<CUstream>(0x5));
