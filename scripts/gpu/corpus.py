@@ -97,6 +97,12 @@ CORPUS = [
     ("unet_segmentation", ["unet_segmentation.py"], 100, {}, ("deterministic", "benchmark")),
     ("checkpointed_transformer", ["checkpointed_transformer.py"], 100, {}, ("deterministic", "benchmark")),
     ("compile_train_amp", ["compile_train_amp.py"], 100, {}, ("deterministic", "benchmark")),
+    # PyTorch's ImageNet example's train loop (2026-11-29): zero_grad() between the forward and the
+    # backward pass, as the example has it (the gradients' blocks drift: scripts/gpu/alloc_drift.py),
+    # and the same script with zero_grad() before the forward pass (they rotate among three sets).
+    ("imagenet_style_train", ["imagenet_style_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("imagenet_style_zero_first", ["imagenet_style_train.py"], 100, {"ZERO_GRAD_AT": "before"},
+     ("deterministic", "benchmark")),
 ]
 
 

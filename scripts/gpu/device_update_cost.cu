@@ -12,6 +12,10 @@
 //            applies them all (cudaGraphKernelNodeUpdatesApply) before the graphs launch, in stream
 //            order. Its two update lists keep the host at most two iterations ahead, so this mode's
 //            time is the apply kernel's on the GPU (one thread per update was not tried).
+//   whole    every node's new parameters set in the graph itself (cuGraphKernelNodeSetParams, host
+//            memory only), then each exec brought to its graph at once (cuGraphExecUpdate) and launched
+//   host2    as host, with two execs of each graph used in turn: the exec written was launched two
+//            iterations ago, not one (is writing an exec whose launch may still run what costs more?)
 // (Host mode asks each node's parameters, cuGraphKernelNodeGetParams, every time: nimble asks once.)
 // Each way's results are checked against the host's sum of what every kernel added.
 //   nvcc -O2 -rdc=true -arch=sm_90 -DPAD_BYTES=8 -o duc device_update_cost.cu -lcuda -lcudadevrt
@@ -157,13 +161,17 @@ int main(int argc, char** argv) {
               prop.name, driver, G, K, N, static_cast<int>(sizeof(Params)), g_spin, ITERS, ROUNDS);
   cudaStream_t s;
   CHECK_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  float* buf[3];
+  float* buf[5];
   for (auto& b : buf) {
     CHECK_RT(cudaMalloc(&b, sizeof(float) * 32 * slots));
     CHECK_RT(cudaMemset(b, 0, sizeof(float) * 32 * slots));
   }
   Graphs host = build(s, buf[1], slots, G, K, false);
   Graphs dev = build(s, buf[2], slots, G, K, true);
+  Graphs whole = build(s, buf[3], slots, G, K, false);
+  Graphs twice = build(s, buf[4], slots, G, K, false);
+  std::vector<CUgraphExec> second(G);  // twice's other exec of each graph
+  for (int a = 0; a < G; ++a) CHECK(cuGraphInstantiate(&second[a], twice.graphs[a], 0));
 
   // Device mode's update list: two halves (iterations alternate), each N updates and N pointers,
   // in pinned memory the apply kernel reads; an event per half says when it was read.
@@ -189,14 +197,14 @@ int main(int argc, char** argv) {
   for (auto& e : half_read) CHECK_RT(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   for (auto& e : half_read) CHECK_RT(cudaEventRecord(e, s));
 
-  long iteration[3] = {1, 1, 1};  // iteration 0 is the captured one
+  long iteration[5] = {1, 1, 1, 1, 1};  // iteration 0 is the captured one
   auto eager = [&](long i) {
     for (int j = 0; j < N; ++j) add<<<1, 32, 0, s>>>(slot(buf[0], slots, i, j), 1.0f, Pad{}, g_spin);
   };
-  auto host_update = [&](long i) {
+  auto host_update = [&](long i, const Graphs& host, float* out, const std::vector<CUgraphExec>& execs) {
     for (int a = 0; a < G; ++a) {
       for (int b = 0; b < K; ++b) {
-        float* p = slot(buf[1], slots, i, a * K + b);
+        float* p = slot(out, slots, i, a * K + b);
         float v = 1.0f;
         Pad pad{};
         void* args[] = {&p, &v, &pad, &g_spin};
@@ -205,9 +213,28 @@ int main(int argc, char** argv) {
         CHECK(cuGraphKernelNodeGetParams(host.nodes[a][b], &params));
         params.kernelParams = args;
         params.extra = nullptr;
-        CHECK(cuGraphExecKernelNodeSetParams(host.execs[a], host.nodes[a][b], &params));
+        CHECK(cuGraphExecKernelNodeSetParams(execs[a], host.nodes[a][b], &params));
       }
-      CHECK(cuGraphLaunch(host.execs[a], reinterpret_cast<CUstream>(s)));
+      CHECK(cuGraphLaunch(execs[a], reinterpret_cast<CUstream>(s)));
+    }
+  };
+  auto whole_update = [&](long i) {
+    for (int a = 0; a < G; ++a) {
+      for (int b = 0; b < K; ++b) {
+        float* p = slot(buf[3], slots, i, a * K + b);
+        float v = 1.0f;
+        Pad pad{};
+        void* args[] = {&p, &v, &pad, &g_spin};
+        CUDA_KERNEL_NODE_PARAMS params;
+        std::memset(&params, 0, sizeof params);
+        CHECK(cuGraphKernelNodeGetParams(whole.nodes[a][b], &params));
+        params.kernelParams = args;
+        params.extra = nullptr;
+        CHECK(cuGraphKernelNodeSetParams(whole.nodes[a][b], &params));
+      }
+      CUgraphExecUpdateResultInfo info;
+      CHECK(cuGraphExecUpdate(whole.execs[a], whole.graphs[a], &info));
+      CHECK(cuGraphLaunch(whole.execs[a], reinterpret_cast<CUstream>(s)));
     }
   };
   auto device_update = [&](long i) {
@@ -221,19 +248,23 @@ int main(int argc, char** argv) {
   // Iteration 0 as captured, for the graph modes (their graphs hold iteration 0's pointers).
   for (int a = 0; a < G; ++a) CHECK(cuGraphLaunch(host.execs[a], reinterpret_cast<CUstream>(s)));
   for (int a = 0; a < G; ++a) CHECK(cuGraphLaunch(dev.execs[a], reinterpret_cast<CUstream>(s)));
+  for (int a = 0; a < G; ++a) CHECK(cuGraphLaunch(whole.execs[a], reinterpret_cast<CUstream>(s)));
+  for (int a = 0; a < G; ++a) CHECK(cuGraphLaunch(twice.execs[a], reinterpret_cast<CUstream>(s)));
   eager(0);
   CHECK_RT(cudaStreamSynchronize(s));
 
-  const char* names[3] = {"eager", "host", "device"};
-  std::vector<double> per_iter[3];
+  const char* names[5] = {"eager", "host", "device", "whole", "host2"};
+  std::vector<double> per_iter[5];
   for (int r = 0; r < ROUNDS; ++r) {
-    for (int m = 0; m < 3; ++m) {
+    for (int m = 0; m < 5; ++m) {
       const double t0 = now_us();
       for (int it = 0; it < ITERS; ++it) {
         const long i = iteration[m]++;
         if (m == 0) eager(i);
-        if (m == 1) host_update(i);
+        if (m == 1) host_update(i, host, buf[1], host.execs);
         if (m == 2) device_update(i);
+        if (m == 3) whole_update(i);
+        if (m == 4) host_update(i, twice, buf[4], i % 2 ? second : twice.execs);
       }
       const double host_us = (now_us() - t0) / ITERS;
       CHECK_RT(cudaStreamSynchronize(s));
@@ -250,7 +281,7 @@ int main(int argc, char** argv) {
   // Results: every mode must have added 1 at each slot its kernels named, iteration by iteration.
   std::vector<float> expect(static_cast<size_t>(32) * slots, 0.0f), got(expect.size());
   bool all_ok = *status == 0;
-  for (int m = 0; m < 3; ++m) {
+  for (int m = 0; m < 5; ++m) {
     std::fill(expect.begin(), expect.end(), 0.0f);
     for (long i = 0; i < iteration[m]; ++i)
       for (int j = 0; j < N; ++j) {
@@ -267,8 +298,10 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  const double e = median(per_iter[0]), h = median(per_iter[1]), d = median(per_iter[2]);
-  std::printf("median host us/iteration: eager %.1f, host updates %.1f (%.2fx eager), device updates %.1f (%.2fx eager)\n",
-              e, h, e / h, d, e / d);
+  const double e = median(per_iter[0]), h = median(per_iter[1]), d = median(per_iter[2]), w = median(per_iter[3]),
+               h2 = median(per_iter[4]);
+  std::printf("median host us/iteration: eager %.1f, host updates %.1f (%.2fx eager), device updates %.1f (%.2fx eager), "
+              "whole-exec updates %.1f (%.2fx eager), host updates to two execs in turn %.1f (%.2fx eager)\n", e, h,
+              e / h, d, e / d, w, e / w, h2, e / h2);
   return all_ok ? 0 : 1;
 }

@@ -109,6 +109,18 @@
 #  37  ctest -L gpu; the three drifting programs whose recordings were never on trial (the DataLoader
 #      program, training that saves checkpoints, PPO's rollouts) with NIMBLE_RUN_TRIAL_MOVING=1 (run on
 #      1727091, where it was the default, since reverted), one pair each          (172 s; H200 2026-11-29)
+#  38  what those three do after their trial drops them (part 37's tails read 0.955-0.988, after the
+#      trial), and PyTorch's ImageNet example's loop (zero_grad between forward and backward, and
+#      before): each run plain, then under nimble run with NIMBLE_RUN_TRIAL_MOVING=1 and by default,
+#      step maps with nimble's debug log (scripts/gpu/step_map.sh), step times per window   (~450 s)
+#  39  the ImageNet example's loop differed from plain from step 10 under nimble run (part 38, both
+#      zero_grad placements): which setting changes that (scripts/gpu/settings_bisect.sh, 40 steps)
+#      (H200 2026-11-29: only NIMBLE_RUN_SKIP_LIBRARY=0 made it identical)               (174 s)
+#  40  ctest -L gpu; the same with every remembered library call run and compared
+#      (NIMBLE_RUN_LIBRARY_RECHECK=1): identical, and which call sites' keys miss an input? (~200 s)
+#      (H200 2026-11-29: identical, no site's launches ever differed; skipping made it differ)
+#  41  which library's skipped calls change the results: only cuDNN's, then only cuBLASLt's
+#      (NIMBLE_RUN_SKIP_CALLS), two runs each (the differing digests were not the same twice) (~200 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -116,7 +128,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|37"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|41"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -364,10 +376,43 @@ case $part in
     pairs drift-default 240 --pairs 1 --run $moving dataloader_workers:200 checkpointing_train:200 \
       rl_rollout:20
     ;;
+  38)
+    # PROGRAM:STEPS[:VARIABLE=VALUE]: plain, then nimble run with drifting recordings on trial and by default
+    for program in imagenet_style_train:200 imagenet_style_train:200:ZERO_GRAD_AT=before dataloader_workers:200 \
+      checkpointing_train:200 rl_rollout:20; do
+      IFS=: read -r name steps setting <<< "$program"
+      if [ "$SECONDS" -gt 430 ]; then echo "38: $program skipped (time)"; continue; fi
+      label=$name${setting:+-${setting#*=}}
+      (cd "$root/tests/programs" && env $setting STEPS=$steps CORPUS_MODE=deterministic timeout 100 python3 "$name.py" \
+        > "$out/$label-plain.log" 2>&1)
+      for how in moving default; do
+        trial=0; [ $how = moving ] && trial=1
+        env $setting OUT=$out/$how/$label NIMBLE_RUN_TRIAL_MOVING=$trial timeout 120 \
+          bash "$root/scripts/gpu/step_map.sh" deterministic "$steps" "$name.py"
+      done
+      python3 step_windows.py "$out/$label-plain.log" "$out"/{moving,default}/"$label"/step-map/*.log \
+        | tee "$out/38-$label.txt"
+    done
+    ;;
+  39)
+    OUT=$results timeout 560 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 default \
+      NIMBLE_RUN_SKIP_LIBRARY=0 NIMBLE_RUN_SIDE_EXITS=0 NIMBLE_RUN_TRIAL=0 NIMBLE_RUN_BACKGROUND=0 NIMBLE_RUN_VARIANTS=1
+    ;;
+  40)
+    ctest_gpu
+    for program in imagenet_style_train imagenet_style_zero_first; do
+      OUT=$results timeout 250 bash "$root/scripts/gpu/settings_bisect.sh" $program 40 default NIMBLE_RUN_LIBRARY_RECHECK=1
+    done
+    ;;
+  41)
+    OUT=$results timeout 500 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 \
+      NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul \
+      NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 37)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 41)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./*/*/step-map/*.log ./*/*/step-map/*.run.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json

@@ -10,8 +10,10 @@ program=$1 steps=$2
 shift 2
 OUT=${OUT:-/tmp/nimble-bisect}
 work=$(mktemp -d)
+n=0
 for variant in "$@"; do
-  name=${variant//[^A-Za-z0-9_]/_}
+  n=$((n + 1))
+  name=$n-${variant//[^A-Za-z0-9_]/_}  # (numbered: a variant may be given twice, to see it repeat)
   echo "== $program, $variant"
   if [ "$variant" = default ]; then
     python3 scripts/gpu/corpus.py --out "$work/$name" --steps "$steps" --only "$program" 2>&1 | grep '^{'
