@@ -34,6 +34,8 @@ struct Config {
   int run_variants = defaults::run_variants;            // NIMBLE_RUN_VARIANTS
   int run_compare = defaults::run_compare;              // NIMBLE_RUN_COMPARE
   bool run_skip_library = defaults::run_skip_library;   // NIMBLE_RUN_SKIP_LIBRARY
+  int run_library_recheck = defaults::run_library_recheck;  // NIMBLE_RUN_LIBRARY_RECHECK
+  std::string run_skip_calls = defaults::run_skip_calls;  // NIMBLE_RUN_SKIP_CALLS
   bool run_multi_stream = defaults::run_multi_stream;   // NIMBLE_RUN_MULTI_STREAM
   bool run_side_threads = defaults::run_side_threads;   // NIMBLE_RUN_SIDE_THREADS
   int run_recordings = defaults::run_recordings;        // NIMBLE_RUN_RECORDINGS

@@ -47,6 +47,21 @@ std::string first_difference(const OpPatches& before, const OpPatches& now, std:
 
 }  // namespace
 
+std::set<std::string> function_names(const std::string& list) {
+  std::set<std::string> names;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    std::size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(begin, end - begin);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty()) names.insert(name);
+    begin = end + 1;
+  }
+  return names;
+}
+
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
   std::vector<LibrarySite> sites;
   // After the last op that launches something, or a host read the program runs there itself.
@@ -91,6 +106,9 @@ LibraryMemo::LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options)
   options_.recheck = std::max<std::size_t>(1, options_.recheck);
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     site_by_first_op_[sites_[s].first_op] = s;
+    if (sites_[s].not_skippable.empty() && !options_.symbols.count(sites_[s].symbol)) {
+      sites_[s].not_skippable = "NIMBLE_RUN_SKIP_CALLS does not name " + sites_[s].symbol;
+    }
     if (!sites_[s].not_skippable.empty()) {
       state_[s].disabled = true;
       continue;

@@ -25,6 +25,13 @@ ReplayPlan library_plan(CopyDirection copy = CopyDirection::DtoD) {
   return plan;
 }
 
+// The mechanism for both functions (NIMBLE_RUN_SKIP_CALLS names only cuBLASLt's by default).
+LibraryMemoOptions both(std::size_t trust = 2, std::size_t recheck = 64, std::size_t max_keys = 8) {
+  LibraryMemoOptions options{trust, recheck, max_keys};
+  options.symbols = {"cudnnBackendExecute", "cublasLtMatmul"};
+  return options;
+}
+
 OpPatches patch_of(std::uint8_t seed) { return {{{8, {seed}}}, {}}; }
 
 // A key seen to launch `patches` twice since the recording: the next call is skipped with them.
@@ -68,7 +75,7 @@ TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
 
 TEST(LibraryMemo, TheRecordedInputsAreSkippedOnceSeenAgainWithTheSameLaunches) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan);
+  LibraryMemo memo(plan, both());
   ASSERT_EQ(memo.site_at(0, "cudnnBackendExecute"), 0u);
   EXPECT_FALSE(memo.site_at(0, "cublasLtMatmul"));
   EXPECT_FALSE(memo.site_at(1, "cudnnBackendExecute"));
@@ -84,7 +91,7 @@ TEST(LibraryMemo, TheRecordedInputsAreSkippedOnceSeenAgainWithTheSameLaunches) {
 }
 
 TEST(LibraryMemo, ACallThatMayNotBeSkippedRunsAndStillCounts) {
-  LibraryMemo memo(library_plan());
+  LibraryMemo memo(library_plan(), both());
   expect_learned(memo, 0x123, patch_of(1));
   const LibraryDecision d = memo.decide(0, 0x123, /*may_skip=*/false);  // the range is looking
   EXPECT_FALSE(d.skip);
@@ -95,14 +102,14 @@ TEST(LibraryMemo, ACallThatMayNotBeSkippedRunsAndStillCounts) {
 
 TEST(LibraryMemo, OtherInputsAreLearnedWithTheirPatches) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan);
+  LibraryMemo memo(plan, both());
   EXPECT_FALSE(memo.decide(0, 0x2).skip);
   expect_learned(memo, 0x2, patch_of(7));
 }
 
 TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan, {2, 3, 8});
+  LibraryMemo memo(plan, both(2, 3, 8));
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_TRUE(memo.decide(0, 0xabc).skip);
   EXPECT_TRUE(memo.decide(0, 0xabc).skip);
@@ -112,14 +119,14 @@ TEST(LibraryMemo, EveryRecheckthUseRunsTheRealCall) {
 
 TEST(LibraryMemo, ALaterCallThatDiffersFromTheRecordingReplacesItThenMustBeConfirmed) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan);
+  LibraryMemo memo(plan, both());
   expect_learned(memo, 0xabc, patch_of(1));  // other stack bytes than the recording's path left
   EXPECT_TRUE(memo.disabled().empty());
 }
 
 TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan);
+  LibraryMemo memo(plan, both());
   memo.observed(0, 0xabc, patch_of(1), 1);  // replaces the recording's sighting
   memo.observed(0, 0xabc, patch_of(2), 1);  // the same inputs, other bytes again: a hidden input
   ASSERT_EQ(memo.disabled().size(), 1u);
@@ -132,10 +139,10 @@ TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_FALSE(memo.decide(0, 0xabc).skip);
 
-  LibraryMemo other(plan);
+  LibraryMemo other(plan, both());
   other.observed(0, 0xabc, std::nullopt, 1);  // known inputs, and the ops did not match
   EXPECT_EQ(other.disabled().size(), 1u);
-  LibraryMemo unknown(plan);
+  LibraryMemo unknown(plan, both());
   unknown.observed(0, 0x77, std::nullopt, 1);  // new inputs that launched other work: nothing learned
   EXPECT_TRUE(unknown.disabled().empty());
   EXPECT_FALSE(unknown.decide(0, 0x77).skip);
@@ -143,7 +150,7 @@ TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
 
 TEST(LibraryMemo, ASiteKeepsAtMostMaxKeys) {
   const ReplayPlan plan = library_plan();
-  LibraryMemo memo(plan, {1, 64, 2});  // trust after one sighting; the recorded key and one more
+  LibraryMemo memo(plan, both(1, 64, 2));  // trust after one sighting; the recorded key and one more
   memo.observed(0, 0x2, patch_of(2), 1);
   memo.observed(0, 0x3, patch_of(3), 1);
   EXPECT_TRUE(memo.decide(0, 0x2).skip);
@@ -152,10 +159,46 @@ TEST(LibraryMemo, ASiteKeepsAtMostMaxKeys) {
 
 TEST(LibraryMemo, CallsWithoutAKeyOrWithHostCopiesAreNeverSkipped) {
   const ReplayPlan plan = library_plan(CopyDirection::HtoD);
-  LibraryMemo memo(plan, {1, 64, 8});
+  LibraryMemo memo(plan, both(1, 64, 8));
   memo.observed(0, 0xabc, OpPatches(2), 1);
   EXPECT_FALSE(memo.decide(0, 0xabc).skip);
   EXPECT_FALSE(memo.decide(1, 0x1).skip);
+}
+
+// NIMBLE_RUN_SKIP_CALLS: a call of a function it does not name always runs (its launches are still
+// matched and compared like any call's).
+TEST(LibraryMemo, OnlyTheFunctionsTheOptionsNameAreSkipped) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemoOptions options;
+  options.symbols = function_names(" cublasLtMatmul ,, ");
+  EXPECT_EQ(options.symbols, (std::set<std::string>{"cublasLtMatmul"}));
+  LibraryMemo memo(plan, options);
+  EXPECT_NE(memo.sites()[0].not_skippable.find("NIMBLE_RUN_SKIP_CALLS does not name cudnnBackendExecute"),
+            std::string::npos)
+      << memo.sites()[0].not_skippable;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(memo.decide(0, 0xabc).skip) << "call " << i;
+    memo.observed(0, 0xabc, OpPatches(2), 1);
+  }
+  EXPECT_TRUE(function_names("").empty());
+  EXPECT_EQ(function_names("cudnnBackendExecute,cublasLtMatmul").size(), 2u);
+}
+
+// NIMBLE_RUN_LIBRARY_RECHECK=1: every use of a trusted key runs and is compared, so nothing is
+// skipped and a key that misses an input is found at its first different launch.
+TEST(LibraryMemo, ARecheckOfOneRunsEveryCallAndFindsTheFirstDifferentLaunch) {
+  const ReplayPlan plan = library_plan();
+  LibraryMemoOptions options = both();
+  options.recheck = 1;
+  LibraryMemo memo(plan, options);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(memo.decide(0, 0xabc).skip) << "call " << i;
+    memo.observed(0, 0xabc, patch_of(1), 1);
+  }
+  EXPECT_TRUE(memo.disabled().empty());
+  memo.observed(0, 0xabc, patch_of(2), 1);
+  ASSERT_EQ(memo.disabled().size(), 1u);
+  EXPECT_NE(memo.disabled()[0].reason.find("misses an input"), std::string::npos) << memo.disabled()[0].text();
 }
 
 }  // namespace

@@ -22,11 +22,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "nimble/replayer/call_check.hpp"
 #include "nimble/replayer/plan.hpp"
+#include "settings/settings.hpp"
 
 namespace nimble::replayer {
 
@@ -39,10 +41,14 @@ struct LibrarySite {
 };
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan);
 
+// "a,b, c" -> {a, b, c} (NIMBLE_RUN_SKIP_CALLS).
+std::set<std::string> function_names(const std::string& list);
+
 struct LibraryMemoOptions {
   std::size_t trust = 2;
   std::size_t recheck = 64;
   std::size_t max_keys = 8;
+  std::set<std::string> symbols = function_names(settings::defaults::run_skip_calls);  // whose calls may be skipped
 };
 
 using OpPatches = std::vector<std::vector<ArgPatch>>;  // per op of a site
