@@ -121,6 +121,13 @@
 #      (H200 2026-11-29: identical, no site's launches ever differed; skipping made it differ)
 #  41  which library's skipped calls change the results: only cuDNN's, then only cuBLASLt's
 #      (NIMBLE_RUN_SKIP_CALLS), two runs each (the differing digests were not the same twice) (~200 s)
+#      (H200 2026-11-29: cuDNN's, both times, with two different digests; cuBLASLt's alone identical)
+#  42  ctest -L gpu; cuDNN always called (the new default): the ImageNet example's loop, both
+#      zero_grad placements, 100 steps; three conv programs that skipped most of their cuDNN calls
+#      (PNASNet, Inception v3, ResNet-18 AMP), one interleaved pair each                   (~450 s)
+#      (H200 2026-11-29: identical, 88% replayed, 1.33x and 1.17x in process; pairs 1.13, 1.01, 1.15
+#      where they read 1.29, 1.30, 1.29 with cuDNN's calls skipped)                        (169 s)
+#  43  a race? cuDNN's calls skipped with every launch synchronous (CUDA_LAUNCH_BLOCKING=1), twice (~150 s)
 #
 #   scripts/gpu/pairs_sweep.sh PART      (on the GPU machine, build-gpu carried; writes $OUT/sweep.tgz)
 #
@@ -128,7 +135,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|41"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|43"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -409,8 +416,19 @@ case $part in
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul \
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul
     ;;
+  42)
+    ctest_gpu
+    for program in imagenet_style_train imagenet_style_zero_first; do
+      OUT=$results timeout 120 bash "$root/scripts/gpu/settings_bisect.sh" $program 100 default | grep -o '"identical": [a-z]*\|"first_difference": [0-9]*\|"in_process": [0-9.]*\|"steady_share": [0-9.]*'
+    done
+    pairs cudnn-called 280 --pairs 1 timm_pnasnet inception_v3 resnet18_amp_adamw
+    ;;
+  43)
+    CUDA_LAUNCH_BLOCKING=1 OUT=$results timeout 300 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 \
+      NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 41)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 43)" >&2
     exit 2
     ;;
 esac

@@ -31,7 +31,9 @@ def main(paths):
             print(f"{path}: no CORPUS line")
             continue
         summary = [line for line in text.splitlines() if line.startswith("nimble run:")][-12:]
-        runs.append((os.path.basename(path), c["step_ms"], c.get("digest"), summary))
+        # (step_map.sh's logs share a name: the folders above say which run it was)
+        parts = [x for x in os.path.normpath(path).split(os.sep) if x != "step-map"]
+        runs.append(("/".join(parts[-3:]), c["step_ms"], c.get("digest"), summary))
     if not runs:
         sys.exit("step_windows: no run to read")
     base = runs[0][1]
