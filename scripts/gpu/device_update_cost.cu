@@ -201,19 +201,26 @@ int main(int argc, char** argv) {
   auto eager = [&](long i) {
     for (int j = 0; j < N; ++j) add<<<1, 32, 0, s>>>(slot(buf[0], slots, i, j), 1.0f, Pad{}, g_spin);
   };
+  // Node (a, b) of `g` with iteration i's pointer into `out`, handed to `set` (its arguments live
+  // until `set` returns).
+  auto with_new_params = [&](const Graphs& g, float* out, long i, int a, int b, auto&& set) {
+    float* p = slot(out, slots, i, a * K + b);
+    float v = 1.0f;
+    Pad pad{};
+    void* args[] = {&p, &v, &pad, &g_spin};
+    CUDA_KERNEL_NODE_PARAMS params;
+    std::memset(&params, 0, sizeof params);
+    CHECK(cuGraphKernelNodeGetParams(g.nodes[a][b], &params));
+    params.kernelParams = args;
+    params.extra = nullptr;
+    set(params);
+  };
   auto host_update = [&](long i, const Graphs& host, float* out, const std::vector<CUgraphExec>& execs) {
     for (int a = 0; a < G; ++a) {
       for (int b = 0; b < K; ++b) {
-        float* p = slot(out, slots, i, a * K + b);
-        float v = 1.0f;
-        Pad pad{};
-        void* args[] = {&p, &v, &pad, &g_spin};
-        CUDA_KERNEL_NODE_PARAMS params;
-        std::memset(&params, 0, sizeof params);
-        CHECK(cuGraphKernelNodeGetParams(host.nodes[a][b], &params));
-        params.kernelParams = args;
-        params.extra = nullptr;
-        CHECK(cuGraphExecKernelNodeSetParams(execs[a], host.nodes[a][b], &params));
+        with_new_params(host, out, i, a, b, [&](CUDA_KERNEL_NODE_PARAMS& params) {
+          CHECK(cuGraphExecKernelNodeSetParams(execs[a], host.nodes[a][b], &params));
+        });
       }
       CHECK(cuGraphLaunch(execs[a], reinterpret_cast<CUstream>(s)));
     }
@@ -221,16 +228,9 @@ int main(int argc, char** argv) {
   auto whole_update = [&](long i) {
     for (int a = 0; a < G; ++a) {
       for (int b = 0; b < K; ++b) {
-        float* p = slot(buf[3], slots, i, a * K + b);
-        float v = 1.0f;
-        Pad pad{};
-        void* args[] = {&p, &v, &pad, &g_spin};
-        CUDA_KERNEL_NODE_PARAMS params;
-        std::memset(&params, 0, sizeof params);
-        CHECK(cuGraphKernelNodeGetParams(whole.nodes[a][b], &params));
-        params.kernelParams = args;
-        params.extra = nullptr;
-        CHECK(cuGraphKernelNodeSetParams(whole.nodes[a][b], &params));
+        with_new_params(whole, buf[3], i, a, b, [&](CUDA_KERNEL_NODE_PARAMS& params) {
+          CHECK(cuGraphKernelNodeSetParams(whole.nodes[a][b], &params));
+        });
       }
       CUgraphExecUpdateResultInfo info;
       CHECK(cuGraphExecUpdate(whole.execs[a], whole.graphs[a], &info));
