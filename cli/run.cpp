@@ -35,9 +35,9 @@ void add_run_command(CLI::App& app) {
       "mismatch, a synchronisation or an event in the middle of a stretch, the calls held back are\n"
       "issued in their order and the program continues eagerly until the recorded iteration starts\n"
       "again. At exit it prints how many iterations were replayed and why it fell back, and writes\n"
-      "TRACE.run.json. cuDNN and cuBLASLt calls whose inputs were seen to launch the same work\n"
-      "are not made (" + settings::assignment(settings::run_skip_library, "0") +
-      " turns that off). Memory freed inside the iteration\n"
+      "TRACE.run.json. Calls of the library functions " + settings::assignment(settings::run_skip_calls) +
+      "\nnames, whose inputs were seen to launch the same work, are not made\n(" +
+      settings::assignment(settings::run_skip_library, "0") + " turns that off). Memory freed inside the iteration\n"
       "must be stream-ordered (PyTorch's default caching allocator, or backend:cudaMallocAsync);\n"
       "cuMemFree there is refused. --compare N measures the speedup inside this process.\n"
       "Programs it has never seen: with the automatic range it keeps watching after the first\n"

@@ -58,8 +58,8 @@ std::string spread_text(const IterationTimes& t) {
 // pass frees the gradients while the activations live, so the backward pass puts them, and PyTorch's
 // caching allocator everything after, at new offsets every step (every such program in the corpus
 // drifts, none of the others; the allocator's own trace shows it: zero_grad there drifts, before the
-// forward pass or after the step the blocks rotate among three sets, scripts/gpu/alloc_drift.py). Whether replay pays then depends on what the writes cost against what
-// it saves, and the trial cannot yet tell (H200, 2026-11-29, each recording on trial, one pair
+// forward pass or after the step the blocks rotate among three sets, scripts/gpu/alloc_drift.py).
+// Whether replay pays then depends on what the writes cost against what it saves, and the trial cannot yet tell (H200, 2026-11-29, each recording on trial, one pair
 // each): timm training with EMA weights, a U-Net and a DCGAN replayed 90-96% of their steps at
 // 1.08-1.20x of plain, while Lightning's trial measured 1.16x and its pair 0.95-0.99x, and HF
 // generate (its KV cache grows: 2161 of 2620 nodes rewritten a call; 7-39 new execs a call, which
