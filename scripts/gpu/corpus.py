@@ -103,6 +103,8 @@ CORPUS = [
     ("imagenet_style_train", ["imagenet_style_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("imagenet_style_zero_first", ["imagenet_style_train.py"], 100, {"ZERO_GRAD_AT": "before"},
      ("deterministic", "benchmark")),
+    # The same with GroupNorm for batch norm: no cuDNN batch-norm kernels (part 44).
+    ("imagenet_style_group_norm", ["imagenet_style_train.py"], 100, {"NORM": "group"}, ("deterministic",)),
 ]
 
 

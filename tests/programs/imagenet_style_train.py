@@ -5,7 +5,8 @@ gradients are freed between the forward and the backward pass), SGD with momentu
 decay, a StepLR stepped every epoch, a progress line every 10 steps. ResNet-18 on random
 64x64 images (a fixed synthetic set picked by a shuffled index, batches of 64, 8 per epoch).
 ZERO_GRAD_AT=before calls optimizer.zero_grad() before the forward pass instead (the gradients'
-blocks then stay in place: scripts/gpu/alloc_drift.py)."""
+blocks then stay in place: scripts/gpu/alloc_drift.py). NORM=group puts GroupNorm where the model
+has batch norm (no cuDNN batch-norm kernels, whose counters live in page-locked host memory)."""
 import os
 
 from corpus_common import STEPS, step_done, mark_loop_start, torch_setup, final_state
@@ -44,7 +45,8 @@ def accuracy(output, target, topk=(1,)):
         return res
 
 
-model = torchvision.models.resnet18(num_classes=100).cuda()
+norm = (lambda channels: torch.nn.GroupNorm(32, channels)) if os.environ.get("NORM") == "group" else None
+model = torchvision.models.resnet18(num_classes=100, norm_layer=norm).cuda()
 criterion = torch.nn.CrossEntropyLoss().cuda()
 optimizer = torch.optim.SGD(model.parameters(), 0.1, momentum=0.9, weight_decay=1e-4)
 scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)
