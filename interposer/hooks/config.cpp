@@ -2,13 +2,47 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "nimble/replayer/bench_report.hpp"
+#include "nimble/replayer/library_memo.hpp"
 #include "settings/output_path.hpp"
 
 namespace nimble::hooks {
+
+namespace {
+
+const std::vector<std::string>& skippable_functions() {
+  static const std::vector<std::string> names = {
+#define NIMBLE_LIBRARY_REPLAYABLE(library, symbol) #symbol,
+#define NIMBLE_LIBRARY_HOOK(library, symbol)
+#include "library_calls.def"
+  };
+  return names;
+}
+
+std::string skippable_functions_text() {
+  std::string text;
+  for (const std::string& name : skippable_functions()) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// The names in NIMBLE_RUN_SKIP_CALLS's list that are no replayable library function, joined.
+std::string unskippable_names(const std::string& list) {
+  std::string unknown;
+  for (const std::string& name : replayer::function_names(list)) {
+    const auto& known = skippable_functions();
+    if (name == "none" || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    unknown += (unknown.empty() ? "" : ", ") + name;
+  }
+  return unknown;
+}
+
+}  // namespace
 
 Config parse_config(const GetEnv& getenv) {
   Config c;
@@ -43,6 +77,12 @@ Config parse_config(const GetEnv& getenv) {
     c.nvtx_name = c.range_text.substr(5);
   } else {
     c.range = CaptureRange::ProfilerApi;
+  }
+  // The functions nimble run can skip are library_calls.def's replayable ones; "none" names none.
+  if (std::string unknown = unskippable_names(c.run_skip_calls); !unknown.empty()) {
+    c.errors.push_back(settings::assignment(settings::run_skip_calls, c.run_skip_calls) + " names " + unknown +
+                       ", which nimble run cannot skip (it can skip calls of: " + skippable_functions_text() +
+                       "; none: no call)");
   }
   if (c.run && c.bench_iterations > 0) {
     c.errors.push_back(settings::assignment(settings::run, "1") + " and " + settings::bench_iterations.variable +
