@@ -451,7 +451,7 @@ case $part in
         > "$out/host-times-$how.log" 2>&1)
     done
     (cd "$root/tests/programs" && STEPS=12 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute timeout 300 \
-      compute-sanitizer --tool memcheck --print-limit 20 "$root/build-gpu/bin/nimble" run -o "$out/memcheck.json" \
+      compute-sanitizer --tool memcheck --target-processes all --print-limit 20 "$root/build-gpu/bin/nimble" run -o "$out/memcheck.json" \
       -- python3 imagenet_style_train.py > "$out/memcheck.log" 2>&1)
     tail -25 "$out/memcheck.log"
     ;;
