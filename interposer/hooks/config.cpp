@@ -33,10 +33,10 @@ std::string skippable_functions_text() {
 
 // The names in NIMBLE_RUN_SKIP_CALLS's list that are no replayable library function, joined.
 std::string unskippable_names(const std::string& list) {
+  const std::vector<std::string>& known = skippable_functions();
   std::string unknown;
   for (const std::string& name : replayer::function_names(list)) {
-    const auto& known = skippable_functions();
-    if (name == "none" || std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
     unknown += (unknown.empty() ? "" : ", ") + name;
   }
   return unknown;
@@ -78,7 +78,7 @@ Config parse_config(const GetEnv& getenv) {
   } else {
     c.range = CaptureRange::ProfilerApi;
   }
-  // The functions nimble run can skip are library_calls.def's replayable ones; "none" names none.
+  // The functions nimble run can skip are library_calls.def's replayable ones.
   if (std::string unknown = unskippable_names(c.run_skip_calls); !unknown.empty()) {
     c.errors.push_back(settings::assignment(settings::run_skip_calls, c.run_skip_calls) + " names " + unknown +
                        ", which nimble run cannot skip (it can skip calls of: " + skippable_functions_text() +

@@ -273,8 +273,8 @@ replayer::RunSetupOptions setup_options() {
   o.max_streams = static_cast<std::uint32_t>(c.run_max_streams);
   o.multi_stream = c.run_multi_stream;
   o.skip_library = c.run_skip_library;
-  o.library_recheck = static_cast<std::size_t>(c.run_library_recheck);
-  o.skip_calls = replayer::function_names(c.run_skip_calls);
+  o.library.recheck = static_cast<std::size_t>(c.run_library_recheck);
+  o.library.symbols = replayer::function_names(c.run_skip_calls);
   return o;
 }
 

@@ -56,7 +56,7 @@ std::set<std::string> function_names(const std::string& list) {
     std::string name = list.substr(begin, end - begin);
     name.erase(0, name.find_first_not_of(" \t"));
     name.erase(name.find_last_not_of(" \t") + 1);
-    if (!name.empty()) names.insert(name);
+    if (!name.empty() && name != "none") names.insert(name);
     begin = end + 1;
   }
   return names;

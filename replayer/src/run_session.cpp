@@ -81,12 +81,7 @@ std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   r->executor = setup.make_executor(r->plan, r->segments);
   r->short_circuit = std::make_unique<ShortCircuit>(r->plan, r->segments, is_device_pointer_, *r->executor, setup.rule);
   r->short_circuit->hand_back_false_starts(true);  // another recording may begin alike (after_false_start)
-  if (setup.skip_library) {
-    LibraryMemoOptions memo;
-    memo.recheck = setup.library_recheck;
-    memo.symbols = setup.skip_calls;
-    r->memo = std::make_unique<LibraryMemo>(r->plan, memo);
-  }
+  if (setup.skip_library) r->memo = std::make_unique<LibraryMemo>(r->plan, setup.library);
   const std::size_t block = options_.compare_block ? options_.compare_block : options_.trial_block;
   // A side exit is part of its parent's iteration, whose trial paid: no trial of its own.
   if (block > 0 && !r->exit_of) r->comparison = std::make_unique<Comparison>(block);

@@ -224,8 +224,7 @@ PreparedRecording prepare_recording(trace::Trace& trace, const RecordedIteration
   setup.fingerprint = recorded.fingerprint;
   setup.side_exit = recorded.side_exit;
   setup.skip_library = options.skip_library;
-  setup.library_recheck = options.library_recheck;
-  setup.skip_calls = options.skip_calls;
+  setup.library = options.library;
   return p;
 }
 

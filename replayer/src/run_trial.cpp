@@ -55,11 +55,12 @@ std::string spread_text(const IterationTimes& t) {
 
 // A program whose buffers sit elsewhere in every iteration rewrites most of its graph nodes each
 // time. Most training scripts do: zero_grad(set_to_none=True) between the forward and the backward
-// pass frees the gradients while the activations live, so the backward pass puts them, and PyTorch's
-// caching allocator everything after, at new offsets every step (every such program in the corpus
-// drifts, none of the others; the allocator's own trace shows it: zero_grad there drifts, before the
-// forward pass or after the step the blocks rotate among three sets, scripts/gpu/alloc_drift.py).
-// Whether replay pays then depends on what the writes cost against what it saves, and the trial cannot yet tell (H200, 2026-11-29, each recording on trial, one pair
+// pass frees the gradients while the activations live, so the backward pass puts them, and
+// PyTorch's caching allocator everything after, at new offsets every step (every such program in
+// the corpus drifts, none of the others; the allocator's own trace shows it: zero_grad there
+// drifts, before the forward pass or after the step the blocks rotate among three sets,
+// scripts/gpu/alloc_drift.py). Whether replay pays then depends on what the writes cost against
+// what it saves, and the trial cannot yet tell (H200, 2026-11-29, each recording on trial, one pair
 // each): timm training with EMA weights, a U-Net and a DCGAN replayed 90-96% of their steps at
 // 1.08-1.20x of plain, while Lightning's trial measured 1.16x and its pair 0.95-0.99x, and HF
 // generate (its KV cache grows: 2161 of 2620 nodes rewritten a call; 7-39 new execs a call, which
@@ -69,11 +70,11 @@ std::string spread_text(const IterationTimes& t) {
 // since the recording) rewrote more than half of its calls' nodes, counting only writes for
 // parameters the segment had in none of its recent launches (a rotation among a few sets is no
 // drift), the recording is dropped before a plain block or a timed one, unless
-// NIMBLE_RUN_TRIAL_MOVING=1 lets the trial decide. Either way it is never
-// rested for a later trial: no program measured stopped moving its buffers (generate, XLA, the
-// DataLoader program: each rested twice and was dropped at its third), and while it rests nimble run
-// stays on every call (generate: 0.96x of plain resting, 0.98-1.00x dropped; H200): a trial that
-// does not pay drops it at once, unless an earlier one paid (rest_or_drop).
+// NIMBLE_RUN_TRIAL_MOVING=1 lets the trial decide. Either way it is never rested for a later trial:
+// no program measured stopped moving its buffers (generate, XLA, the DataLoader program: each
+// rested twice and was dropped at its third), and while it rests nimble run stays on every call
+// (generate: 0.96x of plain resting, 0.98-1.00x dropped; H200): a trial that does not pay drops it
+// at once, unless an earlier one paid (rest_or_drop).
 bool RunSession::warmed_up_moving(Recording& r) {
   if (r.warmup_left < options_.trial_block) {  // the writes of the iteration just completed (since it began)
     r.fewest_writes = std::min(r.fewest_writes, executor_totals(r).new_writes - r.work_at_begin.new_writes);

@@ -181,6 +181,7 @@ TEST(LibraryMemo, OnlyTheFunctionsTheOptionsNameAreSkipped) {
     memo.observed(0, 0xabc, OpPatches(2), 1);
   }
   EXPECT_TRUE(function_names("").empty());
+  EXPECT_TRUE(function_names("none").empty());
   EXPECT_EQ(function_names("cudnnBackendExecute,cublasLtMatmul").size(), 2u);
 }
 

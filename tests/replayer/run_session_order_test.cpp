@@ -171,7 +171,7 @@ class Program {
     setup.segments = segments_of(setup.plan, 1 + rng_() % 4);
     setup.first_signature = setup.call_signatures.front();
     setup.skip_library = libraries_;
-    setup.skip_calls = {kLibrary};
+    setup.library.symbols = {kLibrary};
     std::vector<std::uint64_t>& executed = executed_;
     setup.make_executor = [&executed](const ReplayPlan& p, const std::vector<Segment>& s) {
       return std::make_unique<SerialExecutor>(p, s, executed);

@@ -41,12 +41,12 @@ struct LibrarySite {
 };
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan);
 
-// "a,b, c" -> {a, b, c} (NIMBLE_RUN_SKIP_CALLS).
+// "a,b, c" -> {a, b, c}; "none" -> {} (NIMBLE_RUN_SKIP_CALLS).
 std::set<std::string> function_names(const std::string& list);
 
 struct LibraryMemoOptions {
   std::size_t trust = 2;
-  std::size_t recheck = 64;
+  std::size_t recheck = settings::defaults::run_library_recheck;
   std::size_t max_keys = 8;
   std::set<std::string> symbols = function_names(settings::defaults::run_skip_calls);  // whose calls may be skipped
 };

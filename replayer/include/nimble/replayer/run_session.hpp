@@ -101,8 +101,7 @@ struct RecordingSetup {
   std::size_t end_reads = 0;          // of those, host reads (end_reads.hpp): any number may come between
   std::uint64_t fingerprint = 0;      // its period's (period_fingerprint), 0: none
   bool skip_library = true;           // remember library calls (LibraryMemo)
-  std::size_t library_recheck = settings::defaults::run_library_recheck;  // LibraryMemoOptions::recheck
-  std::set<std::string> skip_calls = function_names(settings::defaults::run_skip_calls);  // LibraryMemoOptions::symbols
+  LibraryMemoOptions library;         // the memo's, when skip_library
   // Recorded at an exit of another recording (SideExitWindow): replayed only from there.
   std::optional<ExitSite> side_exit;
   // Builds the executor over the recording's plan and segments, which stay where they are.

@@ -50,8 +50,7 @@ struct RunSetupOptions {
   std::uint32_t max_streams = settings::defaults::run_max_streams;  // streams inside the graphs
   bool multi_stream = settings::defaults::run_multi_stream;         // replay iterations over several streams
   bool skip_library = settings::defaults::run_skip_library;
-  std::size_t library_recheck = settings::defaults::run_library_recheck;  // uses between real calls
-  std::set<std::string> skip_calls = function_names(settings::defaults::run_skip_calls);  // may be skipped
+  LibraryMemoOptions library;  // which calls may be skipped, how often they still run
 };
 
 struct PreparedRecording {
