@@ -162,6 +162,11 @@ pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and 
     > "$out/$part-$name.txt" 2>&1
   tail -n +3 "$out/$part-$name/pairs.md" 2>/dev/null
 }
+bisect() {  # SECONDS PROGRAM STEPS VARIANT...: settings_bisect.sh (a CORPUS row per variant; bisect-PROGRAM.tgz)
+  local seconds=$1; shift
+  OUT=$results timeout "$seconds" bash "$root/scripts/gpu/settings_bisect.sh" "$@"
+}
+key_fields() { grep -o '"identical": [a-z]*\|"first_difference": [0-9]*\|"in_process": [0-9.]*\|"steady_share": [0-9.]*'; }
 ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt, nimble run's summaries beside it
   (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
   tail -4 "$out/ctest-gpu.txt"
@@ -411,39 +416,38 @@ case $part in
     done
     ;;
   39)
-    OUT=$results timeout 560 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 default \
+    bisect 560 imagenet_style_train 40 default \
       NIMBLE_RUN_SKIP_LIBRARY=0 NIMBLE_RUN_SIDE_EXITS=0 NIMBLE_RUN_TRIAL=0 NIMBLE_RUN_BACKGROUND=0 NIMBLE_RUN_VARIANTS=1
     ;;
   40)
     ctest_gpu
     for program in imagenet_style_train imagenet_style_zero_first; do
-      OUT=$results timeout 250 bash "$root/scripts/gpu/settings_bisect.sh" $program 40 default NIMBLE_RUN_LIBRARY_RECHECK=1
+      bisect 250 $program 40 default NIMBLE_RUN_LIBRARY_RECHECK=1
     done
     ;;
   41)
-    OUT=$results timeout 500 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 \
+    bisect 500 imagenet_style_train 40 \
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul \
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul
     ;;
   42)
     ctest_gpu
     for program in imagenet_style_train imagenet_style_zero_first; do
-      OUT=$results timeout 120 bash "$root/scripts/gpu/settings_bisect.sh" $program 100 default | grep -o '"identical": [a-z]*\|"first_difference": [0-9]*\|"in_process": [0-9.]*\|"steady_share": [0-9.]*'
+      bisect 120 $program 100 default | key_fields
     done
     pairs cudnn-called 280 --pairs 1 timm_pnasnet inception_v3 resnet18_amp_adamw
     ;;
   43)
-    CUDA_LAUNCH_BLOCKING=1 OUT=$results timeout 300 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 \
+    CUDA_LAUNCH_BLOCKING=1 bisect 300 imagenet_style_train 40 \
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute
     ;;
   44)
     # (Trusted at once: its buffers drift, and by default its recording is dropped after 4 iterations.)
-    NIMBLE_RUN_TRIAL=0 OUT=$results timeout 250 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_group_norm 40 \
+    NIMBLE_RUN_TRIAL=0 bisect 250 imagenet_style_group_norm 40 \
       NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute
     ;;
   45)
-    OUT=$results timeout 150 bash "$root/scripts/gpu/settings_bisect.sh" imagenet_style_train 40 \
-      NIMBLE_RUN_LIBRARY_RECHECK=2 | grep -o '"identical": [a-z]*\|"first_difference": [0-9]*'
+    bisect 150 imagenet_style_train 40 NIMBLE_RUN_LIBRARY_RECHECK=2 | key_fields
     for how in plain skipped; do
       skip=cublasLtMatmul; [ $how = skipped ] && skip=cudnnBackendExecute
       (cd "$root/tests/programs" && STEPS=40 NIMBLE_HOST_TIMES=1 NIMBLE_RUN_SKIP_CALLS=$skip timeout 120 \
