@@ -198,6 +198,15 @@ std::map<std::int64_t, Allocation> collect_memory(const std::vector<trace::Memor
   return freed;
 }
 
+// Whether the task reads or writes an allocation of page-locked host memory.
+bool touches_host_memory(const std::vector<trace::MemoryAccess>& mem, const std::map<std::int64_t, Allocation>& allocations) {
+  return std::any_of(mem.begin(), mem.end(), [&](const trace::MemoryAccess& access) {
+    if (access.target != trace::MemoryAccess::Target::Allocation) return false;
+    auto it = allocations.find(access.alloc);
+    return it != allocations.end() && it->second.host;
+  });
+}
+
 // The shadow address for `addr` if it lies in one of the task's freed allocations.
 std::optional<ShadowAddress> shadow_of(std::uint64_t addr, const std::map<std::int64_t, Allocation>& freed,
                                        Shadows& shadows) {
@@ -354,6 +363,7 @@ PlanResult build_plan(const trace::Trace& trace, ProgramGraphs graphs) {
         if (kind == TaskKind::Memcpy) copy = read_field(where, [&] { return trace::read_copy(task); });
         const auto mem = read_field(where, [&] { return trace::read_mem(task); });
         freed = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
+        op.touches_host_memory = touches_host_memory(mem, allocations);
         if (kind == TaskKind::Kernel) {
           const auto recorded = read_field(where, [&] { return trace::read_kernel(task); });
           op.kind = OpKind::Kernel;

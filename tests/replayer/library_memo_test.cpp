@@ -58,6 +58,14 @@ TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
   const auto host = library_sites(library_plan(CopyDirection::HtoD));
   EXPECT_NE(host[0].not_skippable.find("copies to or from the host"), std::string::npos) << host[0].not_skippable;
 
+  // Page-locked host memory its kernels read (cuDNN's batch-norm counters): its host code may
+  // write it before the launch, which no key covers.
+  ReplayPlan counters = library_plan();
+  counters.ops[1].touches_host_memory = true;
+  const auto counter_sites = library_sites(counters);
+  EXPECT_NE(counter_sites[0].not_skippable.find("page-locked host memory"), std::string::npos)
+      << counter_sites[0].not_skippable;
+
   // The recording ends with a call's ops: it may have cut the call short.
   ReplayPlan cut = library_plan();
   cut.ops.push_back(cut.ops[0]);

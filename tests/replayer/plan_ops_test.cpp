@@ -340,6 +340,8 @@ TEST(PlanWritten, OnlyWritesMergedAndSorted) {
                                                        {0x7f0000000000, 1024},
                                                        {0x7f0000100000, 512},
                                                        {0x7f0000200000, 2048}}));
+  // Only kernel 3 touches page-locked host memory (a library call issuing it is never skipped).
+  for (std::size_t i = 0; i < r.plan->ops.size(); ++i) EXPECT_EQ(r.plan->ops[i].touches_host_memory, i == 3) << i;
 }
 
 TEST(PlanWritten, ModeDefaultsToReadWrite) {
