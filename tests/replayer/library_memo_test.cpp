@@ -58,6 +58,22 @@ TEST(LibrarySites, OneSitePerCallWithWhyItCannotBeSkipped) {
   const auto host = library_sites(library_plan(CopyDirection::HtoD));
   EXPECT_NE(host[0].not_skippable.find("copies to or from the host"), std::string::npos) << host[0].not_skippable;
 
+  // Work on another stream ordered after its ops: the events that order it are the call's own
+  // (cuDNN forks some convolutions onto its stream), and a skipped call records none.
+  ReplayPlan forked = library_plan();
+  for (Op& op : forked.ops) op.program_stream = 0x1;
+  forked.ops[1].deps = {0};
+  forked.ops[2].deps = {1};
+  EXPECT_EQ(library_sites(forked)[0].not_skippable, "") << "one stream";
+  forked.ops[2].program_stream = 0x7f00aa00;
+  const auto forked_sites = library_sites(forked);
+  EXPECT_NE(forked_sites[0].not_skippable.find("ordered against another stream's work by events"), std::string::npos)
+      << forked_sites[0].not_skippable;
+  forked.ops[1].program_stream = 0x7f00aa00;  // now its own op waits for the first one's stream
+  EXPECT_NE(library_sites(forked)[0].not_skippable.find("another stream"), std::string::npos);
+  forked.ops[0].program_stream = forked.ops[1].program_stream = forked.ops[2].program_stream = 0;
+  EXPECT_EQ(library_sites(forked)[0].not_skippable, "") << "streams the trace does not name";
+
   // Page-locked host memory its kernels read (cuDNN's batch-norm counters): its host code may
   // write it before the launch, which no key covers.
   ReplayPlan counters = library_plan();
