@@ -16,9 +16,8 @@ std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::si
     if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
       return describe_op(op) + " inside it copies to or from the host";
     }
-    // The library's host code may write that memory before each launch (two runs of PyTorch's
-    // ImageNet loop with cuDNN's batch-norm calls skipped gave two wrong results, H200): the
-    // key, made of the call's arguments, does not cover it.
+    // Its contents are the host's to change at any time, and the key (the call's arguments and
+    // the library state it reads) does not cover them.
     if (op.touches_host_memory) return describe_op(op) + " inside it reads or writes page-locked host memory";
   }
   return "";

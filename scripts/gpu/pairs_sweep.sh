@@ -466,8 +466,35 @@ case $part in
     NIMBLE_RUN_TRIAL=0 bisect 200 imagenet_style_group_norm 40 default NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
     ctest_gpu
     ;;
+  47)  # (a diagnostic build) skipped cuDNN calls that spin as long as a call takes; which driver calls skipping omits
+    NIMBLE_DIAG_SKIP_SPIN_NS=30000 bisect 200 imagenet_style_group_norm 40 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
+    for recheck in 1 64; do
+      (cd "$root/tests/programs" && STEPS=40 NORM=group NIMBLE_HOST_TIMES=1 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute \
+        NIMBLE_RUN_LIBRARY_RECHECK=$recheck timeout 120 "$root/build-gpu/bin/nimble" run -o "$out/host-times-$recheck.json" \
+        -- python3 imagenet_style_train.py > "$out/host-times-$recheck.log" 2>&1)
+      cp "$out/host-times-$recheck.log" "$results/"
+    done
+    ;;
+  48)  # cuDNN's calls skipped save those ordered against another stream; batch norm's skipped too (a diagnostic build)
+    bisect 200 imagenet_style_group_norm 40 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
+    NIMBLE_RUN_TRIAL=0 bisect 200 imagenet_style_zero_first 40 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
+    bisect 200 imagenet_style_train 40 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
+    mv "$results/bisect-imagenet_style_train.tgz" "$results/bisect-imagenet_style_train-batch-norm-called.tgz"
+    NIMBLE_DIAG_ALLOW_HOST=1 bisect 200 imagenet_style_train 40 NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute | key_fields
+    ctest_gpu
+    ;;
+  49)  # cuDNN's calls skipped again by default, save those ordered against another stream's work
+    for program in imagenet_style_train imagenet_style_zero_first; do
+      bisect 120 $program 100 default | key_fields
+    done
+    pairs cudnn-skipped 300 --pairs 1 timm_pnasnet inception_v3 resnet18_amp_adamw
+    ;;
+  50)  # the rest of the regression that calls cuDNN, with the same default
+    ctest_gpu
+    pairs cudnn-regression 400 --pairs 1 timm_efficientnet googlenet_pinned side_streams grad_accum epochs_eval_lastbatch
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 46)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 50)" >&2
     exit 2
     ;;
 esac

@@ -203,17 +203,13 @@ TEST(RunCommand, AMismatchMidIterationIssuesTheHeldBackCallsAndReArms) {
   EXPECT_EQ(c.at("graph_launches"), 5) << r.output;
 }
 
-// cuDNN's calls may be skipped only when NIMBLE_RUN_SKIP_CALLS names them (not by default: on the
-// H200, skipping them changed a ResNet-18 training loop's results, docs/benchmarks/library-skip-h200-nov29).
-constexpr const char* kSkipCudnn = "NIMBLE_RUN_SKIP_CALLS=cudnnBackendExecute,cublasLtMatmul";
-
 // The fake cuDNN's cudnnBackendExecute, with a variant pack built every iteration around an input
 // that alternates between two buffers: once each set of inputs has been seen to launch the same
-// work twice, the library is no longer called, and the kernels that run are a plain run's. By
-// default cuDNN is always called.
+// work twice, the library is no longer called, and the kernels that run are a plain run's. When
+// NIMBLE_RUN_SKIP_CALLS leaves cuDNN out it is always called.
 TEST(RunCommand, LibraryCallsWithKnownInputsAreSkippedAndTheWorkIsAPlainRunsWork) {
   const std::string dir = temp_dir();
-  const RunResult r = nimble_run(dir + "/trace.json", "library", true, {kSkipCudnn});
+  const RunResult r = nimble_run(dir + "/trace.json", "library");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto c = counts(r.output);
   const nlohmann::json summary = read_json(dir + "/trace.run.json");
@@ -234,18 +230,18 @@ TEST(RunCommand, LibraryCallsWithKnownInputsAreSkippedAndTheWorkIsAPlainRunsWork
   EXPECT_EQ(counts(off.output).at("executes"), 40) << off.output;
   EXPECT_EQ(work_of(off.output), work_of(r.output));
 
-  const RunResult plain_default = nimble_run(dir + "/default.json", "library");
-  ASSERT_EQ(plain_default.exit_code, 0) << plain_default.output;
-  EXPECT_EQ(counts(plain_default.output).at("executes"), 40) << plain_default.output;
-  EXPECT_EQ(read_json(dir + "/default.run.json")["library"]["calls"]["cudnnBackendExecute"].value("skipped", -1), 0);
-  EXPECT_EQ(work_of(plain_default.output), work_of(r.output));
+  const RunResult cublaslt_only = nimble_run(dir + "/lt.json", "library", true, {"NIMBLE_RUN_SKIP_CALLS=cublasLtMatmul"});
+  ASSERT_EQ(cublaslt_only.exit_code, 0) << cublaslt_only.output;
+  EXPECT_EQ(counts(cublaslt_only.output).at("executes"), 40) << cublaslt_only.output;
+  EXPECT_EQ(read_json(dir + "/lt.run.json")["library"]["calls"]["cudnnBackendExecute"].value("skipped", -1), 0);
+  EXPECT_EQ(work_of(cublaslt_only.output), work_of(r.output));
 }
 
 // With state no argument shows (a count of executions in the kernel's arguments), the recorded
 // inputs launch other bytes the next time: the call site is never skipped, and nothing differs.
 TEST(RunCommand, LibraryStateTheKeyCannotSeeIsNoticedAndTheCallIsNeverSkipped) {
   const std::string dir = temp_dir();
-  const RunResult r = nimble_run(dir + "/trace.json", "library", true, {"FAKE_CUDNN_HIDDEN_STATE=1", kSkipCudnn});
+  const RunResult r = nimble_run(dir + "/trace.json", "library", true, {"FAKE_CUDNN_HIDDEN_STATE=1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/trace.run.json");
   EXPECT_EQ(summary["library"]["calls"]["cudnnBackendExecute"].value("skipped", -1), 0) << summary.dump(2);
@@ -793,7 +789,7 @@ TEST(RunCommand, AnEvalStepLeavingTheTrainingStepBecomesItsSideExit) {
 TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   const std::string dir = temp_dir();
   // (Side exits off: with them the eval pass, left from the training step's first call, is recorded too.)
-  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0", kSkipCudnn});
+  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-library").output));
   const nlohmann::json summary = read_json(dir + "/e.run.json");

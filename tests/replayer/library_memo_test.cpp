@@ -25,10 +25,10 @@ ReplayPlan library_plan(CopyDirection copy = CopyDirection::DtoD) {
   return plan;
 }
 
-// The mechanism for both functions (NIMBLE_RUN_SKIP_CALLS names only cuBLASLt's by default).
+// The mechanism for both functions (the ones NIMBLE_RUN_SKIP_CALLS names by default).
 LibraryMemoOptions both(std::size_t trust = 2, std::size_t recheck = 64, std::size_t max_keys = 8) {
   LibraryMemoOptions options{trust, recheck, max_keys};
-  options.symbols = {"cudnnBackendExecute", "cublasLtMatmul"};
+  EXPECT_EQ(options.symbols, (std::set<std::string>{"cudnnBackendExecute", "cublasLtMatmul"}));
   return options;
 }
 

@@ -88,8 +88,8 @@ struct Op {
   std::string library_symbol;
   std::optional<std::uint64_t> library_key;
   std::uint64_t graph_exec = 0;       // OpKind::Graph: the program's CUgraphExec
-  // It reads or writes page-locked host memory (cuDNN's batch-norm kernels keep counters there):
-  // whatever put that memory's contents there ran on the host, where nimble cannot see it.
+  // It reads or writes page-locked host memory (cuDNN's legacy batch-norm kernels take a pointer
+  // to 4 bytes of it): what the host writes there, nimble cannot see.
   bool touches_host_memory = false;
   // A host read at the iteration's end that the program runs between iterations (a Nop now,
   // end_reads.hpp): the window went on past the calls before it.
