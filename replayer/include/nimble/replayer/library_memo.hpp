@@ -15,7 +15,10 @@
 // first later call differs from the recording, that call's launches replace it, and the key must
 // then be seen twice more. If the same key ever launches different bytes, or other ops, the key misses
 // an input: the call site is never skipped again. A site holds at most `max_keys` keys (buffers
-// that ping-pong between iterations give two). CUDA-free.
+// that ping-pong between iterations give two). Some sites are never skipped (LibrarySite::
+// not_skippable): ones whose work the program must do itself (a host copy, a sync), ones ordered
+// against another stream (the library's own events do that), ones touching page-locked host
+// memory. CUDA-free.
 #pragma once
 
 #include <cstddef>
