@@ -105,6 +105,14 @@ CORPUS = [
      ("deterministic", "benchmark")),
     # The same with GroupNorm for batch norm: no cuDNN batch-norm kernels (part 44).
     ("imagenet_style_group_norm", ["imagenet_style_train.py"], 100, {"NORM": "group"}, ("deterministic",)),
+    # A fifth set (2026-11-29), unseen before their first run: diffusion sampling (a DDPM U-Net,
+    # classifier-free guidance, a DDIM sampler's host-computed coefficients, a new batch every 25
+    # denoising steps); SimCLR-style contrastive training (GPU augmentations, NT-Xent, a hand-set
+    # warm-up and cosine learning rate); a GCN trained full-batch (index_add_ message passing,
+    # boolean-mask indexing, an evaluation every 5 steps).
+    ("diffusion_sample", ["diffusion_sample.py"], 100, {}, ("deterministic", "benchmark")),
+    ("simclr_train", ["simclr_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("gnn_train", ["gnn_train.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -495,10 +495,16 @@ case $part in
     ctest_gpu
     pairs cudnn-regression 400 --pairs 1 timm_efficientnet googlenet_pinned side_streams grad_accum epochs_eval_lastbatch
     ;;
+  51)  # a fifth set of unseen programs, first run
+    DEADLINE=400 timeout 450 python3 corpus.py --mode both --timeout 120 --out "$out/51-corpus" \
+      --only diffusion_sample simclr_train gnn_train > "$out/51-corpus.txt" 2>&1
+    cat "$out/51-corpus/corpus.md"
+    tail -5 "$out/51-corpus.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 50)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 51)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./*/*/step-map/*.log ./*/*/step-map/*.run.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./5[0-9]-corpus/*.run.json ./*/*/step-map/*.log ./*/*/step-map/*.run.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json
