@@ -501,8 +501,19 @@ case $part in
     cat "$out/51-corpus/corpus.md"
     tail -5 "$out/51-corpus.txt"
     ;;
+  52)  # why SimCLR (benchmark mode) ran 30% slower once its recording was dropped: window events, host times
+    for how in run idle; do
+      if [ $how = run ]; then launcher=("$root/build-gpu/bin/nimble" run -o "$out/simclr-$how.json" --); else launcher=(env LD_PRELOAD="$root/build-gpu/lib/libnimble.so"); fi
+      (cd "$root/tests/programs" && CORPUS_MODE=benchmark STEPS=100 NIMBLE_DEBUG=1 NIMBLE_HOST_TIMES=1 timeout 150 \
+        "${launcher[@]}" python3 simclr_train.py > "$out/simclr-$how.log" 2>&1)
+      cp "$out/simclr-$how.log" "$results/"
+    done
+    (cd "$root/tests/programs" && CORPUS_MODE=benchmark STEPS=100 timeout 150 python3 simclr_train.py > "$out/simclr-plain.log" 2>&1)
+    cp "$out/simclr-plain.log" "$results/"
+    python3 "$root/scripts/gpu/step_windows.py" "$out/simclr-plain.log" "$out/simclr-idle.log" "$out/simclr-run.log" | head -30
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 51)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 52)" >&2
     exit 2
     ;;
 esac
