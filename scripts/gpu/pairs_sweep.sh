@@ -512,8 +512,11 @@ case $part in
     cp "$out/simclr-plain.log" "$results/"
     python3 "$root/scripts/gpu/step_windows.py" "$out/simclr-plain.log" "$out/simclr-idle.log" "$out/simclr-run.log" | head -30
     ;;
+  53)  # the fifth set in interleaved pairs with an idle process beside them (deterministic mode)
+    pairs fifth-set 420 --pairs 1 --idle diffusion_sample:100 simclr_train:100 gnn_train:100
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 52)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 53)" >&2
     exit 2
     ;;
 esac
