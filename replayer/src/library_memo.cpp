@@ -6,19 +6,25 @@ namespace nimble::replayer {
 namespace {
 
 // Ops a skipped call can stand for: work the short-circuit launches from its graphs. A host copy
-// a sync or a graph launch inside a library call needs the program's own call.
-std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::size_t end, bool has_key) {
+// a sync or a graph launch inside a library call needs the program's own call. `at` receives the
+// op that rules it out.
+std::string why_not_skippable(const ReplayPlan& plan, std::size_t first, std::size_t end, bool has_key,
+                              const std::vector<bool>& across, std::string& at) {
   if (!has_key) return "the recorder computed no key for its inputs";
   for (std::size_t i = first; i < end; ++i) {
     const Op& op = plan.ops[i];
-    if (op.kind == OpKind::Nop) return describe_op(op) + " inside it launches nothing (a sync)";
-    if (op.kind == OpKind::Graph) return describe_op(op) + " inside it launches the program's own graph";
-    if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) {
-      return describe_op(op) + " inside it copies to or from the host";
-    }
+    std::string why;
+    if (op.kind == OpKind::Nop) why = "an op inside it launches nothing (a sync)";
+    else if (op.kind == OpKind::Graph) why = "an op inside it launches the program's own graph";
+    else if (op.kind == OpKind::Copy && op.copy.direction != CopyDirection::DtoD) why = "an op inside it copies to or from the host";
     // Its contents are the host's to change at any time, and the key (the call's arguments and
     // the library state it reads) does not cover them.
-    if (op.touches_host_memory) return describe_op(op) + " inside it reads or writes page-locked host memory";
+    else if (op.touches_host_memory) why = "an op inside it reads or writes page-locked host memory";
+    else if (across[i]) why = "an op inside it is ordered against another stream's work by events (the library's own, which a skipped call does not make)";
+    if (!why.empty()) {
+      at = describe_op(op);
+      return why;
+    }
   }
   return "";
 }
@@ -104,10 +110,7 @@ std::vector<LibrarySite> library_sites(const ReplayPlan& plan) {
     site.first_op = i;
     site.ops = end - i;
     site.recorded_key = plan.ops[i].library_key;
-    site.not_skippable = why_not_skippable(plan, i, end, site.recorded_key.has_value());
-    for (std::size_t j = i; j < end && site.not_skippable.empty(); ++j) {
-      if (across[j]) site.not_skippable = describe_op(plan.ops[j]) + " inside it is ordered against another stream's work by events";
-    }
+    site.not_skippable = why_not_skippable(plan, i, end, site.recorded_key.has_value(), across, site.not_skippable_at);
     // A recorded stretch may end inside a call: the call's later launches are not in it, and
     // skipping the call would lose them (a recording of the first 282 calls of a training step
     // ended after two of a convolution's kernels).
@@ -135,6 +138,10 @@ LibraryMemo::LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options)
     }
     if (!sites_[s].not_skippable.empty()) {
       state_[s].disabled = true;
+      if (options_.symbols.count(sites_[s].symbol)) {
+        unskippable_.push_back({sites_[s].symbol, describe_op(plan_.ops[sites_[s].first_op]), sites_[s].not_skippable,
+                                sites_[s].not_skippable_at});
+      }
       continue;
     }
     // The recording is the first observation of its key: launched exactly the recorded bytes.

@@ -23,7 +23,7 @@ std::string library_text(const LibraryMemo& memo) {
                   symbol.c_str(), s.skipped, s.calls, run_us, run_us * static_cast<double>(s.skipped) / 1e3);
     text += line;
   }
-  return text + never_skipped_text(memo.disabled());
+  return text + never_skipped_text(memo.unskippable(), "never skipped", "never_skippable") + never_skipped_text(memo.disabled());
 }
 
 std::string heuristics_text(const HeuristicsCounts& q) {
@@ -90,7 +90,7 @@ const RecordingExtras& extras_of(const RunReportInput& in, std::size_t i) {
 
 // One line per library function and reason: a model can give up a hundred call sites the same way,
 // and the exit lines must stay readable (every site is in the run summary).
-std::string never_skipped_text(const std::vector<NeverSkipped>& sites) {
+std::string never_skipped_text(const std::vector<NeverSkipped>& sites, const std::string& lead, const std::string& json_key) {
   struct Group {
     const NeverSkipped* first;  // the first site given up this way
     std::size_t sites;
@@ -105,13 +105,13 @@ std::string never_skipped_text(const std::vector<NeverSkipped>& sites) {
   }
   std::string text;
   for (const auto& [first, count] : groups) {
-    text += "nimble run: never skipped again: ";
+    text += "nimble run: " + lead + ": ";
     if (count == 1) {
       text += first->text() + "\n";
       continue;
     }
     text += first->symbol + " at " + std::to_string(count) + " call sites: " + first->reason + "; the first at " + first->at +
-            (first->detail.empty() ? "" : ": " + first->detail) + " (every site in the run summary's library.never_skipped)\n";
+            (first->detail.empty() ? "" : ": " + first->detail) + " (every site in the run summary's library." + json_key + ")\n";
   }
   return text;
 }
@@ -211,6 +211,7 @@ trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& q) {
   }
   return {{"calls", calls},
           {"never_skipped", never_skipped_json(memo.disabled())},
+          {"never_skippable", never_skipped_json(memo.unskippable())},
           {"heuristics_answered_from_memory", q.answered},
           {"heuristics_asked", q.asked},
           {"heuristics_unstable", q.unstable}};

@@ -3,6 +3,8 @@
 // kernel with the variant pack's two data pointers and a scalar, through cuLaunchKernel, as the
 // real library launches its kernels. FAKE_CUDNN_HIDDEN_STATE=1: the scalar is a count of
 // executions, state no argument shows (nimble must notice and never skip such a call).
+// FAKE_CUDNN_FORK=1: the kernel runs on a stream of the library's own, ordered with the caller's by
+// the library's event records and waits (as cuDNN does for some backward convolutions).
 #include <cuda.h>
 #include <cudnn.h>
 
@@ -83,9 +85,22 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   int scalar = hidden ? count : 3;
   void* args[] = {&x, &y, &scalar};
   const auto stream = reinterpret_cast<CUstream>(reinterpret_cast<Handle*>(handle)->stream);
-  return cuLaunchKernel(fake_driver_function("scale"), 2, 1, 1, 64, 1, 1, 0, stream, args, nullptr) == CUDA_SUCCESS
-             ? CUDNN_STATUS_SUCCESS
-             : CUDNN_STATUS_EXECUTION_FAILED;
+  static const bool fork = std::getenv("FAKE_CUDNN_FORK") != nullptr;
+  if (!fork) {
+    return cuLaunchKernel(fake_driver_function("scale"), 2, 1, 1, 64, 1, 1, 0, stream, args, nullptr) == CUDA_SUCCESS
+               ? CUDNN_STATUS_SUCCESS
+               : CUDNN_STATUS_EXECUTION_FAILED;
+  }
+  static CUstream own = nullptr;
+  static CUevent forked = nullptr, joined = nullptr;
+  if (!own && (cuStreamCreate(&own, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS || cuEventCreate(&forked, 0) != CUDA_SUCCESS ||
+               cuEventCreate(&joined, 0) != CUDA_SUCCESS)) {
+    return CUDNN_STATUS_INTERNAL_ERROR;
+  }
+  const bool ok = cuEventRecord(forked, stream) == CUDA_SUCCESS && cuStreamWaitEvent(own, forked, 0) == CUDA_SUCCESS &&
+                  cuLaunchKernel(fake_driver_function("scale"), 2, 1, 1, 64, 1, 1, 0, own, args, nullptr) == CUDA_SUCCESS &&
+                  cuEventRecord(joined, own) == CUDA_SUCCESS && cuStreamWaitEvent(stream, joined, 0) == CUDA_SUCCESS;
+  return ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
 }
 
 }  // extern "C"

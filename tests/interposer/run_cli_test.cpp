@@ -252,6 +252,27 @@ TEST(RunCommand, LibraryStateTheKeyCannotSeeIsNoticedAndTheCallIsNeverSkipped) {
   EXPECT_EQ(work_of(r.output), work_of(plain_run("library", {"FAKE_CUDNN_HIDDEN_STATE=1"}).output));
 }
 
+// A library call that runs its kernel on a stream of its own, ordered with the caller's by its own
+// event records and waits (cuDNN does this for some backward convolutions): a skipped call would
+// make none of them, and its kernel would race with the program's (wrong results on the H200). The
+// recording shows the order across streams; the call always runs, the summary says why, and the
+// iterations are still replayed.
+TEST(RunCommand, ALibraryCallOrderedByItsOwnEventsIsNeverSkipped) {
+  const std::string dir = temp_dir();
+  const RunResult r = nimble_run(dir + "/trace.json", "library", true, {"FAKE_CUDNN_FORK=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/trace.run.json");
+  EXPECT_GE(summary.value("iterations_replayed", 0), 30) << summary.dump(2);
+  EXPECT_EQ(counts(r.output).at("executes"), 40) << r.output;
+  EXPECT_EQ(summary["library"]["calls"]["cudnnBackendExecute"].value("skipped", -1), 0) << summary.dump(2);
+  const nlohmann::json& ruled_out = summary["library"]["never_skippable"];
+  ASSERT_EQ(ruled_out.size(), 1u) << summary.dump(2);
+  EXPECT_NE(ruled_out[0].get<std::string>().find("ordered against another stream's work by events"), std::string::npos)
+      << ruled_out;
+  EXPECT_NE(r.output.find("nimble run: never skipped: cudnnBackendExecute at task"), std::string::npos) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("library", {"FAKE_CUDNN_FORK=1"}).output));
+}
+
 // Tensors from a stream-ordered pool (PyTorch's backend:cudaMallocAsync): allocations run in
 // place, and a free made while the calls that use the memory are held back waits until they are
 // launched. The fake pool hands a freed block out at once and counts kernels that ran with freed

@@ -189,6 +189,31 @@ TEST(LibraryMemo, CallsWithoutAKeyOrWithHostCopiesAreNeverSkipped) {
   EXPECT_FALSE(memo.decide(1, 0x1).skip);
 }
 
+// Sites of the functions NIMBLE_RUN_SKIP_CALLS names that the recording rules out are listed with
+// the op that rules them out (the exit summary's "never skipped" lines); ones it does not name are
+// the user's choice, not listed.
+TEST(LibraryMemo, SitesTheRecordingRulesOutAreListedWithTheOpThatDoesIt) {
+  ReplayPlan plan = library_plan();
+  for (Op& op : plan.ops) op.program_stream = 0x1;
+  plan.ops[2].deps = {1};
+  plan.ops[2].program_stream = 0x7f00aa00;  // the first call's second op is ordered before another stream's work
+  plan.ops[2].library_key = 0x1;
+  const LibraryMemo memo(plan, both());
+  ASSERT_EQ(memo.unskippable().size(), 2u);
+  EXPECT_EQ(memo.unskippable()[0].symbol, "cudnnBackendExecute");
+  EXPECT_EQ(memo.unskippable()[0].at, describe_op(plan.ops[0]));
+  EXPECT_NE(memo.unskippable()[0].reason.find("ordered against another stream's work by events"), std::string::npos);
+  EXPECT_EQ(memo.unskippable()[0].detail, describe_op(plan.ops[1]));
+  EXPECT_EQ(memo.unskippable()[1].symbol, "cublasLtMatmul");
+  EXPECT_TRUE(memo.disabled().empty());
+
+  LibraryMemoOptions lt_only;
+  lt_only.symbols = {"cublasLtMatmul"};
+  const LibraryMemo named(plan, lt_only);
+  ASSERT_EQ(named.unskippable().size(), 1u);
+  EXPECT_EQ(named.unskippable()[0].symbol, "cublasLtMatmul");
+}
+
 // NIMBLE_RUN_SKIP_CALLS: a call of a function it does not name always runs (its launches are still
 // matched and compared like any call's).
 TEST(LibraryMemo, OnlyTheFunctionsTheOptionsNameAreSkipped) {

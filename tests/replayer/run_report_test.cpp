@@ -235,6 +235,10 @@ TEST(RunReport, CallSitesGivenUpTheSameWayShareOneExitLine) {
   EXPECT_FALSE(contains(text, "task 390")) << text;
   EXPECT_TRUE(contains(text, "never skipped again: cudnnBackendExecute at task 999: inputs seen before launched other work than the recording\n")) << text;
   EXPECT_TRUE(contains(text, "never skipped again: cublasLtMatmul at task 5: " + hidden + ": op 6, bytes at 8: 02 then 03\n")) << text;
+  // Sites the recording rules out: their own lead and summary field.
+  const std::string ruled_out = never_skipped_text({sites[0], sites[1]}, "never skipped", "never_skippable");
+  EXPECT_TRUE(contains(ruled_out, "nimble run: never skipped: cudnnBackendExecute at 2 call sites: " + hidden)) << ruled_out;
+  EXPECT_TRUE(contains(ruled_out, "(every site in the run summary's library.never_skippable)\n")) << ruled_out;
   const trace::json all = never_skipped_json(sites);
   ASSERT_EQ(all.size(), sites.size());
   EXPECT_EQ(all[39].get<std::string>(), "cudnnBackendExecute at task 390: " + hidden + ": op 391, bytes at 96: 00 then 01");

@@ -40,7 +40,8 @@ struct LibrarySite {
   std::string symbol;
   std::size_t first_op = 0, ops = 0;
   std::optional<std::uint64_t> recorded_key;
-  std::string not_skippable;  // why its calls always run (empty: they may be skipped)
+  std::string not_skippable;     // why its calls always run (empty: they may be skipped)
+  std::string not_skippable_at;  // the op inside it that rules skipping out, described (may be empty)
 };
 std::vector<LibrarySite> library_sites(const ReplayPlan& plan);
 
@@ -97,6 +98,9 @@ class LibraryMemo {
   const std::map<std::string, LibrarySymbolStats>& stats() const { return stats_; }
   // Sites never skipped again, in the order they were given up.
   const std::vector<NeverSkipped>& disabled() const { return disabled_; }
+  // Sites of the functions the options name that the recording itself rules out (a host copy, a
+  // sync, another stream's order ... inside the call), in the iteration's order.
+  const std::vector<NeverSkipped>& unskippable() const { return unskippable_; }
 
  private:
   struct Entry {
@@ -118,6 +122,7 @@ class LibraryMemo {
   std::vector<SiteState> state_;
   std::map<std::string, LibrarySymbolStats> stats_;
   std::vector<NeverSkipped> disabled_;
+  std::vector<NeverSkipped> unskippable_;
 };
 
 }  // namespace nimble::replayer

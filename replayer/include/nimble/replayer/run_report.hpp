@@ -79,7 +79,10 @@ trace::json comparison_json(const Comparison& comparison);
 std::string comparison_text(const Comparison& comparison);  // --compare's result line
 trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& heuristics);
 trace::json never_skipped_json(const std::vector<NeverSkipped>& sites);  // each site in full
-std::string never_skipped_text(const std::vector<NeverSkipped>& sites);  // the exit lines, grouped
+// The exit lines, grouped: sites given up while running ("never skipped again", the summary's
+// library.never_skipped), or ruled out by the recording ("never skipped", library.never_skippable).
+std::string never_skipped_text(const std::vector<NeverSkipped>& sites, const std::string& lead = "never skipped again",
+                               const std::string& json_key = "never_skipped");
 
 // The summary's field that says why nothing was replayed (read back by `nimble run`).
 inline constexpr const char* kNothingReplayedBecause = "nothing_replayed_because";
