@@ -515,8 +515,14 @@ case $part in
   53)  # the fifth set in interleaved pairs with an idle process beside them (deterministic mode)
     pairs fifth-set 420 --pairs 1 --idle diffusion_sample:100 simclr_train:100 gnn_train:100
     ;;
+  54)  # the final build: GPU tests, and the exit lines naming the call sites the recording rules out
+    ctest_gpu
+    bisect 150 imagenet_style_group_norm 60 NIMBLE_RUN_TRIAL=0 | key_fields
+    tar xzf "$results/bisect-imagenet_style_group_norm.tgz" -O --wildcards '*.nimble.log' | grep "never skipped\|calls skipped"
+    pairs final 200 --pairs 1 inception_v3 side_streams
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 53)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 54)" >&2
     exit 2
     ;;
 esac
