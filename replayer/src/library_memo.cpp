@@ -46,27 +46,25 @@ std::vector<bool> ordered_across_streams(const ReplayPlan& plan) {
   return across;
 }
 
-std::string hex(const std::vector<std::uint8_t>& bytes) {
-  return bytes.empty() ? "(recorded)" : trace::to_hex(bytes.data(), bytes.size());
-}
-
-// Where two sets of launches of one site differ first: op, byte offset, bytes before and now.
-std::string first_difference(const OpPatches& before, const OpPatches& now, std::size_t first_op) {
+// Where two sets of launches of one site differ first: op, byte offset, and the bytes there before
+// and now, at most a word's worth (a patch may be a whole argument struct of hundreds of bytes,
+// which says nothing when printed whole).
+std::string first_difference(const ReplayPlan& plan, const OpPatches& before, const OpPatches& now, std::size_t first_op) {
   for (std::size_t k = 0; k < before.size() && k < now.size(); ++k) {
     if (before[k] == now[k]) continue;
-    std::vector<std::uint8_t> was, is;
-    std::uint32_t offset = 0;
-    for (std::size_t p = 0; p < std::max(before[k].size(), now[k].size()); ++p) {
-      const ArgPatch* a = p < before[k].size() ? &before[k][p] : nullptr;
-      const ArgPatch* b = p < now[k].size() ? &now[k][p] : nullptr;
-      if (a && b && *a == *b) continue;
-      offset = a ? a->offset : b->offset;
-      if (a) was = a->bytes;
-      if (b && (!a || b->offset == a->offset)) is = b->bytes;
-      break;
+    const std::vector<std::uint8_t> recorded = recorded_parameters(plan.ops[first_op + k]);
+    const std::vector<std::uint8_t> was = with_patches(recorded, before[k]), is = with_patches(recorded, now[k]);
+    std::size_t at = 0;
+    while (at < was.size() && at < is.size() && was[at] == is[at]) ++at;
+    if (at == was.size() && at == is.size()) continue;  // patches that write the same bytes
+    std::size_t end = at;  // past the last differing byte within a word from `at`
+    for (std::size_t i = at; i < at + 8 && i < std::max(was.size(), is.size()); ++i) {
+      if (i >= was.size() || i >= is.size() || was[i] != is[i]) end = i + 1;
     }
-    return "op " + std::to_string(first_op + k) + ", bytes at " + std::to_string(offset) + ": " + hex(was) + " then " +
-           hex(is);
+    const auto window = [&](const std::vector<std::uint8_t>& bytes) {
+      return at < bytes.size() ? trace::to_hex(bytes.data() + at, std::min(end, bytes.size()) - at) : std::string("(none)");
+    };
+    return "op " + std::to_string(first_op + k) + ", bytes at " + std::to_string(at) + ": " + window(was) + " then " + window(is);
   }
   return "other ops";
 }
@@ -199,7 +197,7 @@ void LibraryMemo::observed(std::size_t site, std::uint64_t key, const std::optio
   it->second.provisional = false;
   if (it->second.patches != *patches) {
     disable(site, "the same inputs launched other argument bytes (the key misses an input)",
-            first_difference(it->second.patches, *patches, sites_[site].first_op));
+            first_difference(plan_, it->second.patches, *patches, sites_[site].first_op));
     return;
   }
   ++it->second.seen;

@@ -148,6 +148,24 @@ TEST(LibraryMemo, ALaterCallThatDiffersFromTheRecordingReplacesItThenMustBeConfi
   EXPECT_TRUE(memo.disabled().empty());
 }
 
+// cuDNN's patches are often its whole argument struct (hundreds of bytes): the evidence names the
+// first byte that differs and at most a word from there, not the struct.
+TEST(LibraryMemo, TheEvidenceShowsTheFirstDifferingBytesNotTheWholePatch) {
+  const ReplayPlan plan = library_plan();
+  const std::vector<std::uint8_t> recorded = recorded_parameters(plan.ops[0]);
+  ASSERT_GE(recorded.size(), 16u);
+  std::vector<std::uint8_t> one = recorded, other = recorded;
+  one[3] ^= 0x10;                          // a byte the first call changed as well: not the difference
+  other[3] ^= 0x10;
+  other[9] ^= 0xff, other[11] ^= 0x0f;     // the difference: bytes 9 to 11
+  LibraryMemo memo(plan, both());
+  memo.observed(0, 0xabc, OpPatches{{{0, one}}, {}}, 1);  // replaces the recording's sighting
+  memo.observed(0, 0xabc, OpPatches{{{0, other}}, {}}, 1);
+  ASSERT_EQ(memo.disabled().size(), 1u);
+  const auto hex3 = [](const std::vector<std::uint8_t>& b) { return trace::to_hex(b.data() + 9, 3); };
+  EXPECT_EQ(memo.disabled()[0].detail, "op 0, bytes at 9: " + hex3(one) + " then " + hex3(other));
+}
+
 TEST(LibraryMemo, SameInputsWithOtherLaunchesDisableTheSiteForGood) {
   const ReplayPlan plan = library_plan();
   LibraryMemo memo(plan, both());
