@@ -521,8 +521,13 @@ case $part in
     tar xzf "$results/bisect-imagenet_style_group_norm.tgz" -O --wildcards '*.nimble.log' | grep "never skipped\|calls skipped"
     pairs final 200 --pairs 1 inception_v3 side_streams
     ;;
+  55)  # the last change (a site's evidence at most a word): GPU tests, the exit lines of part 54's run
+    ctest_gpu
+    bisect 150 imagenet_style_group_norm 60 NIMBLE_RUN_TRIAL=0 | key_fields
+    tar xzf "$results/bisect-imagenet_style_group_norm.tgz" -O --wildcards '*.nimble.log' | grep "never skipped\|calls skipped"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 54)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 55)" >&2
     exit 2
     ;;
 esac
