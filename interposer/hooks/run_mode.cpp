@@ -212,6 +212,7 @@ RunState& make_run_state() {
   options.compare_block = static_cast<std::size_t>(c.run_compare);
   options.stale_calls = static_cast<std::size_t>(c.run_stale);
   options.side_exit_looks = static_cast<std::size_t>(c.run_side_exit_looks);
+  options.side_exit_shortest = static_cast<std::size_t>(c.run_side_exit_shortest);
   options.side_exits = c.run_side_exits;
   options.trial_moving = c.run_trial_moving;
   r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);

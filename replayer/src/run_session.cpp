@@ -52,7 +52,10 @@ const char* state_name(RecordingState state) {
 }
 
 RunSession::RunSession(RunOptions options, IsDevicePointer is_device_pointer, Clock clock)
-    : options_(options), is_device_pointer_(std::move(is_device_pointer)), clock_(std::move(clock)) {
+    : options_(options),
+      is_device_pointer_(std::move(is_device_pointer)),
+      clock_(std::move(clock)),
+      side_exits_(SideExits::Options{.shortest = std::max<std::size_t>(options.side_exit_shortest, 1)}) {
   options_.max_recordings = std::clamp<std::size_t>(options_.max_recordings, 1, kMaxRecordings);
   options_.give_up_after = std::max<std::size_t>(options_.give_up_after, 1);
   stale_after_.store(stale_after(), std::memory_order_relaxed);

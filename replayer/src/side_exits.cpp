@@ -37,8 +37,8 @@ void SideExits::iteration_began(std::size_t call) {
     seen_.push_back({p.site, 0, 0, 0});
     s = &seen_.back();
   }
-  if (length > options_.longest) {
-    s->same = 0;  // the program went elsewhere for long: nothing to record here
+  if (length > options_.longest || length < options_.shortest) {
+    s->same = 0;  // the program went elsewhere for long, or came back at once: nothing to record here
     return;
   }
   if (length == s->length) {

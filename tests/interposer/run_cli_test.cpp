@@ -721,7 +721,8 @@ TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
 // work is a plain run's.
 TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/l.json", "logging-step", {"NIMBLE_RUN_STALE=64"});
+  // (The fake steps are short: NIMBLE_RUN_SIDE_EXIT_SHORTEST would leave their stretches to the program.)
+  const RunResult r = auto_run(dir + "/l.json", "logging-step", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXIT_SHORTEST=1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("logging-step").output));
   const nlohmann::json summary = read_json(dir + "/l.run.json");
@@ -785,7 +786,7 @@ TEST(RunCommand, HostReadsBetweenStepsThatVaryInNumberRunBetweenReplayedIteratio
 // second epoch is replayed, and the work is a plain run's.
 TEST(RunCommand, AnEvalStepLeavingTheTrainingStepBecomesItsSideExit) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8"});
+  const RunResult r = auto_run(dir + "/t.json", "program", {"NIMBLE_RUN_STALE=8", "NIMBLE_RUN_SIDE_EXIT_SHORTEST=1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
   const nlohmann::json summary = read_json(dir + "/t.run.json");

@@ -279,6 +279,7 @@ RunOptions random_options(std::mt19937& rng) {
   if (rng() % 5 == 0) o.compare_block = 1 + rng() % 3;
   o.max_recordings = 1 + rng() % 4;
   o.failure_limit = 4 + rng() % 16;
+  o.side_exit_shortest = 1 + rng() % 3;  // the random programs' stretches are a few calls long
   return o;
 }
 

@@ -27,6 +27,7 @@ class SideExitTest : public ::testing::Test {
  protected:
   RunSession session(RunOptions options = {}) {
     options.trial_block = 0;  // trusted at once: side exits are taken only from trusted recordings
+    options.side_exit_shortest = 1;  // (the stretches here are three calls long)
     return RunSession(options, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
   }
   // One iteration of `functions`: how many calls nimble took. A side-exit window asked for on the
@@ -276,6 +277,41 @@ TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {
     other.iteration_began(100 * i + 50);  // 49 calls: longer than the longest recorded
   }
   EXPECT_EQ(other.times_seen(site), 0u);
+}
+
+// A stretch of a few calls back to the recorded iteration is left to the program: it is never
+// asked for, however often it is taken.
+TEST(SideExits, AStretchShorterThanTheShortestIsNeverAskedFor) {
+  SideExits::Options o;
+  o.shortest = 16;
+  SideExits exits(o);
+  const ExitSite site{0, 3, 42};
+  std::size_t call = 0;
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FALSE(exits.exited(site, ++call)) << i;
+    call += 14;
+    exits.iteration_began(call + 1);  // 15 calls from the exit's on
+  }
+  EXPECT_EQ(exits.times_seen(site), 0u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_FALSE(exits.exited(site, ++call));
+    call += 15;
+    exits.iteration_began(call + 1);  // 16: long enough
+  }
+  EXPECT_TRUE(exits.exited(site, ++call));
+}
+
+// The session's default leaves the fixture's three-call stretch to the program.
+TEST_F(SideExitTest, AShortStretchGetsNoWindowByDefault) {
+  RunOptions options;
+  options.trial_block = 0;
+  RunSession s(options, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+  s.add(recording("train", train_, log_, piece_));
+  for (int i = 0; i < 5; ++i) {
+    iterate(s, train_);
+    iterate(s, logging_);
+  }
+  EXPECT_FALSE(window_);
 }
 
 }  // namespace

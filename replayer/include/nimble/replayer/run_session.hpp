@@ -74,6 +74,8 @@ struct RunOptions {
   // An exit taken three times alike (a trusted recording left at the same call, the stretch to the
   // next recorded iteration as long each time) gets a recording of that stretch, entered only there.
   bool side_exits = settings::defaults::run_side_exits;
+  // A shorter stretch is left to the program (NIMBLE_RUN_SIDE_EXIT_SHORTEST).
+  std::size_t side_exit_shortest = settings::defaults::run_side_exit_shortest;
   // A recording whose buffers move every iteration goes on to its trial (warmed_up_moving).
   bool trial_moving = settings::defaults::run_trial_moving;
 };

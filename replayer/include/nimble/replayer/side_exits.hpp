@@ -38,6 +38,7 @@ class SideExits {
   struct Options {
     std::size_t seen_before = 2;       // exits followed by stretches of one length before one is recorded
     std::size_t longest = 1 << 15;     // a longer stretch is not recorded (the program moved on)
+    std::size_t shortest = 1;          // nor a shorter one (what it could save, the program's calls do)
     std::size_t attempts = 2;          // windows asked for per exit (a recording that failed may be made again)
     std::size_t max_sites = 64;        // exits remembered (the first ones; later ones are not)
   };
