@@ -526,8 +526,16 @@ case $part in
     bisect 150 imagenet_style_group_norm 60 NIMBLE_RUN_TRIAL=0 | key_fields
     tar xzf "$results/bisect-imagenet_style_group_norm.tgz" -O --wildcards '*.nimble.log' | grep "never skipped\|calls skipped"
     ;;
+  56)  # side exits shorter than NIMBLE_RUN_SIDE_EXIT_SHORTEST: part 38's DataLoader run (drifting recordings tried)
+    (cd "$root/tests/programs" && STEPS=200 CORPUS_MODE=deterministic timeout 100 python3 dataloader_workers.py \
+      > "$out/dataloader_workers-plain.log" 2>&1)
+    OUT=$out/moving/dataloader_workers NIMBLE_RUN_TRIAL_MOVING=1 timeout 110 \
+      bash "$root/scripts/gpu/step_map.sh" deterministic 200 dataloader_workers.py
+    python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
+      | tee "$out/56-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 55)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 56)" >&2
     exit 2
     ;;
 esac
