@@ -251,18 +251,27 @@ TEST_F(SideExitTest, ASideExitWhoseFirstCallKeepsMissingIsDroppedAndRecordedAgai
   EXPECT_TRUE(window_);
 }
 
-TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {
-  SideExits::Options o;
-  o.longest = 10;
-  SideExits exits(o);
-  const ExitSite site{0, 3, 42};
+// The program takes `site` with its next call, then makes `stretch` more before the recorded
+// iteration begins again: the window the exit asked for, if any.
+struct ExitWalk {
+  SideExits& exits;
+  ExitSite site{0, 3, 42};
   std::size_t call = 0;
-  auto exit_then = [&](std::size_t stretch) {
+  std::optional<SideExitWindow> exit_then(std::size_t stretch) {
     auto w = exits.exited(site, ++call);
     call += stretch;
     exits.iteration_began(call + 1);
     return w;
-  };
+  }
+};
+
+TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {
+  SideExits::Options o;
+  o.longest = 10;
+  SideExits exits(o);
+  ExitWalk walk{exits};
+  const ExitSite site = walk.site;
+  auto exit_then = [&](std::size_t stretch) { return walk.exit_then(stretch); };
   EXPECT_FALSE(exit_then(4));
   EXPECT_FALSE(exit_then(4));
   EXPECT_EQ(exits.times_seen(site), 2u);
@@ -285,20 +294,12 @@ TEST(SideExits, AStretchShorterThanTheShortestIsNeverAskedFor) {
   SideExits::Options o;
   o.shortest = 16;
   SideExits exits(o);
-  const ExitSite site{0, 3, 42};
-  std::size_t call = 0;
-  for (int i = 0; i < 6; ++i) {
-    EXPECT_FALSE(exits.exited(site, ++call)) << i;
-    call += 14;
-    exits.iteration_began(call + 1);  // 15 calls from the exit's on
-  }
-  EXPECT_EQ(exits.times_seen(site), 0u);
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_FALSE(exits.exited(site, ++call));
-    call += 15;
-    exits.iteration_began(call + 1);  // 16: long enough
-  }
-  EXPECT_TRUE(exits.exited(site, ++call));
+  ExitWalk walk{exits};
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(walk.exit_then(14)) << i;  // 15 calls from the exit's on
+  EXPECT_EQ(exits.times_seen(walk.site), 0u);
+  EXPECT_FALSE(walk.exit_then(15));  // 16: long enough
+  EXPECT_FALSE(walk.exit_then(15));
+  EXPECT_TRUE(walk.exit_then(15));
 }
 
 // The session's default leaves the fixture's three-call stretch to the program.
