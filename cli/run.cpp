@@ -36,10 +36,11 @@ void add_run_command(CLI::App& app) {
       "issued in their order and the program continues eagerly until the recorded iteration starts\n"
       "again. At exit it prints how many iterations were replayed and why it fell back, and writes\n"
       "TRACE.run.json. Calls of the library functions " + settings::assignment(settings::run_skip_calls) +
-      "\nnames, whose inputs were seen to launch the same work, are not made\n(" +
-      settings::assignment(settings::run_skip_library, "0") + " turns that off). Memory freed inside the iteration\n"
-      "must be stream-ordered (PyTorch's default caching allocator, or backend:cudaMallocAsync);\n"
-      "cuMemFree there is refused. --compare N measures the speedup inside this process.\n"
+      "\nnames, whose inputs were seen to launch the same work, are not made (save those whose\n"
+      "work the library orders against another stream with its own events; " +
+      settings::assignment(settings::run_skip_library, "0") + "\nturns that off). Memory freed inside the iteration must be stream-ordered (PyTorch's default\n"
+      "caching allocator, or backend:cudaMallocAsync); cuMemFree there is refused. --compare N\n"
+      "measures the speedup inside this process.\n"
       "Programs it has never seen: with the automatic range it keeps watching after the first\n"
       "recording, records again when the program moves on (TRACE.2.json, ...; up to\n" +
       settings::assignment(settings::run_recordings) +
