@@ -131,12 +131,13 @@ LibraryMemo::LibraryMemo(const ReplayPlan& plan, LibraryMemoOptions options)
   options_.recheck = std::max<std::size_t>(1, options_.recheck);
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     site_by_first_op_[sites_[s].first_op] = s;
-    if (sites_[s].not_skippable.empty() && !options_.symbols.count(sites_[s].symbol)) {
+    const bool named = options_.symbols.count(sites_[s].symbol) > 0;
+    if (sites_[s].not_skippable.empty() && !named) {
       sites_[s].not_skippable = "NIMBLE_RUN_SKIP_CALLS does not name " + sites_[s].symbol;
     }
     if (!sites_[s].not_skippable.empty()) {
       state_[s].disabled = true;
-      if (options_.symbols.count(sites_[s].symbol)) {
+      if (named) {
         unskippable_.push_back({sites_[s].symbol, describe_op(plan_.ops[sites_[s].first_op]), sites_[s].not_skippable,
                                 sites_[s].not_skippable_at});
       }

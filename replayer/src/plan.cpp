@@ -162,14 +162,19 @@ struct Shadows {
   }
 };
 
+// What a task's mem entries say beyond the live memory it writes.
+struct TaskMemory {
+  std::map<std::int64_t, Allocation> freed;  // the freed allocations it uses (replayed on shadows)
+  bool touches_host = false;                 // it reads or writes page-locked host memory
+};
+
 // The device memory a task touches (mem entries): adds live allocations it writes to `written`
-// and returns the freed allocations it uses (replayed on shadows); problems for memory nimble
-// cannot see. `copy`: the task's copy, for copies.
-std::map<std::int64_t, Allocation> collect_memory(const std::vector<trace::MemoryAccess>& mem, const std::string& where,
-                                                  const std::optional<trace::CopyRecord>& copy,
-                                                  const std::map<std::int64_t, Allocation>& allocations,
-                                                  std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
-  std::map<std::int64_t, Allocation> freed;
+// and returns the freed allocations it uses and whether it touches host memory; problems for
+// memory nimble cannot see. `copy`: the task's copy, for copies.
+TaskMemory collect_memory(const std::vector<trace::MemoryAccess>& mem, const std::string& where,
+                          const std::optional<trace::CopyRecord>& copy, const std::map<std::int64_t, Allocation>& allocations,
+                          std::vector<MemoryRange>& written, std::vector<std::string>& problems) {
+  TaskMemory out;
   for (const trace::MemoryAccess& access : mem) {
     using Target = trace::MemoryAccess::Target;
     if (access.target == Target::Everything) {
@@ -185,9 +190,9 @@ std::map<std::int64_t, Allocation> collect_memory(const std::vector<trace::Memor
         continue;
       }
       if (it->second.host) {
-        continue;
+        out.touches_host = true;
       } else if (it->second.freed) {
-        freed[access.alloc] = it->second;
+        out.freed[access.alloc] = it->second;
       } else if (access.writes()) {
         written.push_back({it->second.addr, it->second.size});
       }
@@ -195,16 +200,7 @@ std::map<std::int64_t, Allocation> collect_memory(const std::vector<trace::Memor
       written.push_back({access.offset, access.size});
     }
   }
-  return freed;
-}
-
-// Whether the task reads or writes an allocation of page-locked host memory.
-bool touches_host_memory(const std::vector<trace::MemoryAccess>& mem, const std::map<std::int64_t, Allocation>& allocations) {
-  return std::any_of(mem.begin(), mem.end(), [&](const trace::MemoryAccess& access) {
-    if (access.target != trace::MemoryAccess::Target::Allocation) return false;
-    auto it = allocations.find(access.alloc);
-    return it != allocations.end() && it->second.host;
-  });
+  return out;
 }
 
 // The shadow address for `addr` if it lies in one of the task's freed allocations.
@@ -362,8 +358,9 @@ PlanResult build_plan(const trace::Trace& trace, ProgramGraphs graphs) {
         std::optional<trace::CopyRecord> copy;
         if (kind == TaskKind::Memcpy) copy = read_field(where, [&] { return trace::read_copy(task); });
         const auto mem = read_field(where, [&] { return trace::read_mem(task); });
-        freed = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
-        op.touches_host_memory = touches_host_memory(mem, allocations);
+        TaskMemory touched = collect_memory(mem, where, copy, allocations, plan.written, result.problems);
+        freed = std::move(touched.freed);
+        op.touches_host_memory = touched.touches_host;
         if (kind == TaskKind::Kernel) {
           const auto recorded = read_field(where, [&] { return trace::read_kernel(task); });
           op.kind = OpKind::Kernel;

@@ -271,15 +271,14 @@ TEST(SideExits, AnExitIsAskedForAtMostTwiceAndNotAfterAStretchTooLong) {
   SideExits exits(o);
   ExitWalk walk{exits};
   const ExitSite site = walk.site;
-  auto exit_then = [&](std::size_t stretch) { return walk.exit_then(stretch); };
-  EXPECT_FALSE(exit_then(4));
-  EXPECT_FALSE(exit_then(4));
+  EXPECT_FALSE(walk.exit_then(4));
+  EXPECT_FALSE(walk.exit_then(4));
   EXPECT_EQ(exits.times_seen(site), 2u);
-  auto w = exit_then(4);
+  auto w = walk.exit_then(4);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->calls, 5u);  // the exit's call and the four after it
-  EXPECT_TRUE(exit_then(4));
-  EXPECT_FALSE(exit_then(4));  // two windows asked for: no more
+  EXPECT_TRUE(walk.exit_then(4));
+  EXPECT_FALSE(walk.exit_then(4));  // two windows asked for: no more
   SideExits other(o);
   for (int i = 0; i < 4; ++i) {
     EXPECT_FALSE(other.exited(site, 100 * i + 1));
