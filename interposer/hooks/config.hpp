@@ -46,6 +46,7 @@ struct Config {
   int run_stale = defaults::run_stale;                  // NIMBLE_RUN_STALE
   int run_look = defaults::run_look;                    // NIMBLE_RUN_LOOK
   int run_side_exit_looks = defaults::run_side_exit_looks;  // NIMBLE_RUN_SIDE_EXIT_LOOKS
+  int run_iteration_shortest = defaults::run_iteration_shortest;  // NIMBLE_RUN_ITERATION_SHORTEST
   int run_side_exit_shortest = defaults::run_side_exit_shortest;  // NIMBLE_RUN_SIDE_EXIT_SHORTEST
   bool run_side_exits = defaults::run_side_exits;            // NIMBLE_RUN_SIDE_EXITS
   bool run_trial_moving = defaults::run_trial_moving;        // NIMBLE_RUN_TRIAL_MOVING

@@ -20,12 +20,14 @@ std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t
 
 std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
                               std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span,
-                              const std::vector<bool>* kernel) {
+                              const std::vector<bool>* kernel, std::size_t shortest, std::size_t* short_loop) {
   const std::size_t n = seq.size();
   repeats = std::max<std::size_t>(repeats, 2);
   const std::size_t longest = std::min(max_period, n / repeats);
+  std::size_t passed_over = 0;  // candidates up to here are too short, or a short loop's copies
   for (const std::size_t p : distances) {
     if (p > longest) break;
+    if (p <= passed_over) continue;
     const std::size_t copies = std::max(repeats, (min_span + p - 1) / p);
     const std::size_t needed = std::max(span, copies * p);
     if (needed > n) continue;
@@ -37,6 +39,15 @@ std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::
       bool launches = false;
       for (std::size_t k = n - p; k < n && !launches; ++k) launches = (*kernel)[k];
       if (!launches) continue;
+    }
+    if (p < shortest) {
+      // The loop's run: its p entries and every entry back from the end that equals the one p
+      // earlier. A block of at most that many entries is the loop again.
+      std::size_t loop = p;
+      while (loop < n && seq[n - 1 - (loop - p)] == seq[n - 1 - loop]) ++loop;
+      passed_over = std::max(shortest - 1, loop);
+      if (short_loop) *short_loop = p;
+      continue;
     }
     return p;
   }
@@ -273,9 +284,9 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
   phase_ = Phase::Waiting;
 }
 
-std::size_t AutoRange::explaining_period(std::size_t span) const {
+std::size_t AutoRange::explaining_period(std::size_t span) {
   return period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
-                           options_.min_span, options_.require_kernel ? &kernels_ : nullptr);
+                           options_.min_span, options_.require_kernel ? &kernels_ : nullptr, options_.shortest, &short_loop_);
 }
 
 void AutoRange::append(std::uint64_t signature, bool kernel) {

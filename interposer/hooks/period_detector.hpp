@@ -36,10 +36,15 @@ std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std
 std::size_t period_explaining(const std::vector<std::uint64_t>& seq, std::size_t span, std::size_t repeats,
                               std::size_t max_period, std::size_t min_span = 0, const std::vector<bool>* kernel = nullptr);
 // The same, trying only `distances` (increasing): every p at which the last entry of `seq` occurred
-// before, as EarlierOccurrences gives them. (Every period's run begins so.)
+// before, as EarlierOccurrences gives them. (Every period's run begins so.) With `shortest`, a
+// period of fewer entries is passed over, and so is every longer one whose last block lies inside
+// that short period's run (more copies of the same short loop): a longer period is taken only if
+// its block reaches back past the run (a step that ends with the loop). `short_loop`, when given,
+// is set to the period of the short loop passed over (left alone when there was none).
 std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::vector<std::size_t>& distances,
                               std::size_t span, std::size_t repeats, std::size_t max_period, std::size_t min_span = 0,
-                              const std::vector<bool>* kernel = nullptr);
+                              const std::vector<bool>* kernel = nullptr, std::size_t shortest = 0,
+                              std::size_t* short_loop = nullptr);
 
 // A log's entries and where each occurred before, kept beside AutoRange's history: for the last
 // entry, the distances back to its earlier occurrences, nearest first, found by following them
@@ -101,6 +106,10 @@ class AutoRange {
     // explains that many tasks is taken even if set-up since the sync is most of the rest.
     std::size_t quiet_after_min = 512;
     std::size_t min_span = 32;                      // short periods repeat until they cover this
+    // A period of fewer tasks is not an iteration worth recording (nimble run: replaying a few
+    // calls saves less than its graph launch and checks cost), nor are more copies of it; detection
+    // goes on and takes a longer period that holds more than the short loop (0: any length).
+    std::size_t shortest = 0;
     bool require_kernel = true;                     // a period without kernels is not an iteration
     int iteration = 1;                              // record the N-th period after detection
     double sub_period_cover = 0.98;                 // a period found at a sync that is this much one
@@ -148,6 +157,9 @@ class AutoRange {
   // Times in a row a period was found that `known` passed over: the program is in known
   // territory, and looking on costs more than it can find.
   std::size_t known_in_a_row() const { return known_in_a_row_; }
+  // The period, in tasks, of the last repeating loop passed over for being shorter than
+  // Options::shortest (0: none was), kept across restart(): why nothing was taken.
+  std::size_t short_loop() const { return short_loop_; }
   // Looks for a new period from scratch (the history is dropped): after a recording, when the
   // program has moved on to other work. `iteration` > 0 replaces Options::iteration.
   void restart(int iteration = 0);
@@ -168,8 +180,9 @@ class AutoRange {
   void append(std::uint64_t signature, bool kernel);  // to history_, kernels_ and earlier_
   void trim_history();
 
-  // period_explaining over the history, trying only where the last task occurred before.
-  std::size_t explaining_period(std::size_t span) const;
+  // period_explaining over the history, trying only where the last task occurred before (and
+  // noting a short loop passed over).
+  std::size_t explaining_period(std::size_t span);
 
   Options options_;
   std::vector<std::uint64_t> history_;
@@ -190,6 +203,7 @@ class AutoRange {
   std::size_t window_start_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::size_t known_in_a_row_ = 0;
+  std::size_t short_loop_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
   std::vector<std::uint64_t> candidate_;   // the period found last at a sync (remember_diverged)

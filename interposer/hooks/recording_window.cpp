@@ -30,6 +30,7 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
     options.iteration = config_.iteration;
     if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
     options.remember_diverged = config_.run;
+    if (config_.run) options.shortest = static_cast<std::size_t>(config_.run_iteration_shortest);
     auto_range_ = std::make_unique<AutoRange>(options);
     if (config_.debug) tail_.emplace();
     // nimble run matches later iterations call by call, which an interleaving that changes
@@ -340,8 +341,14 @@ void RecordingWindow::at_exit() {
                "NIMBLE_CAPTURE_RANGE=auto";
         break;
       case CaptureRange::Auto: {
-        hint = "no repeating period was found in " +
-               std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
+        const std::size_t short_loop = auto_range_ ? auto_range_->short_loop() : 0;
+        hint = "no repeating period" +
+               (short_loop ? " of at least " + std::to_string(config_.run_iteration_shortest) + " calls" : std::string()) +
+               " was found in " + std::to_string(auto_range_ ? auto_range_->tasks_seen() : 0) + " tasks";
+        if (short_loop) {
+          hint += " (a loop of " + std::to_string(short_loop) + " calls repeated: nimble run leaves loops shorter than "
+                  "NIMBLE_RUN_ITERATION_SHORTEST to the program, as replaying so few calls saves less than it costs)";
+        }
         if (look_rests > 0) {
           const std::size_t looks = look_rests + (finished_ ? 0 : 1);
           hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as nothing "
@@ -368,9 +375,11 @@ void RecordingWindow::at_exit() {
                   "same calls with the same launch shapes: work whose shapes follow the data (dynamic padding, "
                   "detections after NMS) never repeats; padding to a few fixed lengths lets each be recorded"
                 : ". Run more iterations: the detector needs three identical ones in a row";
-        if (config_.run) run_nothing_recorded(hint + (streams_seen_.size() > 1 ? "" : advice));
-        hint += many_iterations ? advice + "; or bracket one iteration with cudaProfilerStart/Stop"
-                                : ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
+        if (config_.run) run_nothing_recorded(hint + (streams_seen_.size() > 1 || short_loop ? "" : advice));
+        if (!short_loop) {
+          hint += many_iterations ? advice + "; or bracket one iteration with cudaProfilerStart/Stop"
+                                  : ". Run more iterations, or bracket one with cudaProfilerStart/Stop";
+        }
         break;
       }
       case CaptureRange::Nvtx:

@@ -519,6 +519,47 @@ TEST(AutoRange, ShortPeriodsMustCoverTheMinimumSpan) {
   EXPECT_EQ(smallest_repeating_period(repeat({1, 2, 3, 4}, 8), 3, 100, 32), 4u);
 }
 
+// nimble run's minimum: a loop shorter than `shortest` is passed over, and so are longer periods
+// made of its copies, but a step that ends with that loop is still found whole.
+TEST(PeriodExplaining, ALoopShorterThanTheShortestIsPassedOverNotAStepThatEndsWithIt) {
+  const std::vector<std::uint64_t> loop = repeat({1, 2, 3}, 12);
+  std::size_t short_loop = 0;
+  EXPECT_EQ(period_explaining(loop, 0, 3, 100), 3u);
+  EXPECT_EQ(period_explaining(loop, {3, 6, 9, 12}, 0, 3, 100, 0, nullptr, 16, &short_loop), 0u);
+  EXPECT_EQ(short_loop, 3u);
+  // A step of four distinct tasks and then 60 of one: its copies at 16 to 20 (all the one task)
+  // are the short loop again; the step (64) holds more.
+  std::vector<std::uint64_t> step = {10, 11, 12, 13};
+  step.insert(step.end(), 60, 7);
+  const std::vector<std::uint64_t> seq = repeat(step, 3);
+  std::vector<std::size_t> distances;
+  for (std::size_t p = 1; p <= 64; ++p) distances.push_back(p);  // (each is where 7 occurred before)
+  EXPECT_EQ(period_explaining(seq, distances, 0, 3, 100, 32), 1u);
+  short_loop = 0;
+  EXPECT_EQ(period_explaining(seq, distances, 0, 3, 100, 32, nullptr, 16, &short_loop), 64u);
+  EXPECT_EQ(short_loop, 1u);
+  // A shortest the step itself falls below: nothing.
+  EXPECT_EQ(period_explaining(seq, distances, 0, 3, 100, 32, nullptr, 65), 0u);
+}
+
+TEST(AutoRange, ALoopShorterThanTheShortestIsNotRecordedALongerStepIs) {
+  AutoRange::Options options;
+  options.shortest = 16;
+  AutoRange range(options);
+  EXPECT_FALSE(run(range, repeat({kCopy, 1, 2, 3, kCopy, kSync}, 40)).found);  // a 6-task step
+  EXPECT_EQ(range.phase(), AutoRange::Phase::Detecting);
+  EXPECT_EQ(range.short_loop(), 6u);
+  // The program moves on to a step of 18 tasks: found and recorded, after 3 copies at a sync.
+  std::vector<std::uint64_t> step = {kCopy};
+  for (std::uint64_t k = 1; k <= 16; ++k) step.push_back(k);
+  step.push_back(kSync);
+  const Window w = run(range, repeat(step, 5));
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), 18u);
+  EXPECT_EQ(w.end - w.begin, 18u);
+  EXPECT_EQ(range.short_loop(), 6u);  // what was passed over, kept
+}
+
 // An eval pass whose first batch differs from the other three (the epochs program in
 // deterministic mode on the H100: a 143-task eval batch found only at the pass's end, the window
 // then opened on the next training step, let go, every epoch). nimble run remembers the period

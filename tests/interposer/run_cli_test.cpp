@@ -25,9 +25,13 @@ namespace {
 // its own (kBuildInBackground).
 const char* const kWaitForGraphs = "NIMBLE_RUN_BACKGROUND=0";
 const char* const kBuildInBackground = "NIMBLE_RUN_BACKGROUND=1";
+// The fake programs' steps are a few calls long, below nimble run's minimum
+// (ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo runs without this).
+const char* const kShortStepsRecorded = "NIMBLE_RUN_ITERATION_SHORTEST=1";
 // `trial`: the payoff trial on, as nimble run's default.
 std::vector<std::string> fake_driver_env(bool graphs, bool trial = false) {
-  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", kWaitForGraphs};
+  std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", kWaitForGraphs,
+                                  kShortStepsRecorded};
   if (!trial) env.push_back("NIMBLE_RUN_TRIAL=0");
   if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
   return env;
@@ -664,6 +668,34 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   EXPECT_EQ(counts(r.output).at("segments_seen"), summary.value("segments_launched", -2)) << r.output;
   EXPECT_GE(counts(r.output).at("segments_seen"), counts(r.output).at("replayed_seen")) << r.output;
   EXPECT_EQ(counts(plain_run("program").output).at("segments_seen"), 0);
+}
+
+// A program whose steps are 6 calls (an input copy, three kernels, a copy out and its sync) and eval
+// steps 4: nimble run records none of them, the program runs as it would plain, and the exit line
+// says why (the eval loop came last).
+TEST(RunCommand, ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
+  env.erase(std::find(env.begin(), env.end(), std::string(kShortStepsRecorded)));
+  const RunResult r = run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "program"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/t.json")) << r.output;
+  EXPECT_NE(r.output.find("nothing was recorded: no repeating period of at least 16 calls was found in "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("(a loop of 4 calls repeated: nimble run leaves loops shorter than "
+                          "NIMBLE_RUN_ITERATION_SHORTEST to the program"),
+            std::string::npos)
+      << r.output;
+  // More iterations would not help.
+  EXPECT_EQ(r.output.find("Run more iterations"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("mark many iterations"), std::string::npos) << r.output;
+  EXPECT_EQ(counts(r.output).at("graph_launches"), 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("program").output));
+  // With a lower minimum the same steps are recorded and replayed.
+  const RunResult lower = auto_run(dir + "/l.json", "program", {"NIMBLE_RUN_STALE=8"});
+  ASSERT_EQ(lower.exit_code, 0) << lower.output;
+  EXPECT_GT(counts(lower.output).at("replayed_seen"), 0) << lower.output;
 }
 
 // An eval pass of four batches after each epoch's training steps, far shorter than the calls that
