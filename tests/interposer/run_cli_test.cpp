@@ -680,7 +680,7 @@ TEST(RunCommand, ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo
   const RunResult r = run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "program"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/t.json")) << r.output;
-  EXPECT_NE(r.output.find("nothing was recorded: no repeating period of at least 16 calls was found in "),
+  EXPECT_NE(r.output.find("nothing was recorded: no repeating period of at least 8 calls was found in "),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("(a loop of 4 calls repeated: nimble run leaves loops shorter than "
