@@ -63,9 +63,14 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
   AutoRange::Action action = AutoRange::Action::None;
   if (!lane_mode_) {
     const AutoRange::Phase before = auto_range_->phase();
+    const std::size_t short_loop = auto_range_->short_loop();
     action = auto_range_->on_task(signature, host_sync, kernel);
     if (before == AutoRange::Phase::Detecting && auto_range_->phase() != AutoRange::Phase::Detecting) {
       debug_message("automatic range: a period of " + std::to_string(auto_range_->period()) + " tasks was found");
+    }
+    if (auto_range_->short_loop() != short_loop) {
+      debug_message("automatic range: a loop of " + std::to_string(auto_range_->short_loop()) +
+                    " tasks passed over (shorter than NIMBLE_RUN_ITERATION_SHORTEST)");
     }
   }
   if (lane_range_ && (lane_mode_ || auto_range_->phase() == AutoRange::Phase::Detecting)) {

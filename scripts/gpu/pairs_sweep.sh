@@ -534,8 +534,20 @@ case $part in
     python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
       | tee "$out/56-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
     ;;
+  57)  # a minimum length for nimble run's iterations (NIMBLE_RUN_ITERATION_SHORTEST, 8): GPU tests; part 56's
+    # DataLoader run (its 1-call recording); the programs whose iterations are graph launches or a few calls
+    ctest_gpu
+    (cd "$root/tests/programs" && STEPS=200 CORPUS_MODE=deterministic timeout 100 python3 dataloader_workers.py \
+      > "$out/dataloader_workers-plain.log" 2>&1)
+    OUT=$out/moving/dataloader_workers NIMBLE_RUN_TRIAL_MOVING=1 timeout 110 \
+      bash "$root/scripts/gpu/step_map.sh" deterministic 200 dataloader_workers.py
+    python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
+      | tee "$out/57-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
+    grep -h "a period of\|passed over\|no repeating" "$out"/moving/dataloader_workers/step-map/*.log | sort | uniq -c | head -20
+    pairs own-graphs 230 --pairs 1 compile_reduce_overhead:2000 torch_cuda_graph cupy_loop jax_flax_train:800 ddp_one_rank
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 56)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 57)" >&2
     exit 2
     ;;
 esac
