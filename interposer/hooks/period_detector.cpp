@@ -43,8 +43,10 @@ std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::
     if (p < shortest) {
       // The loop's run: its p entries and every entry back from the end that equals the one p
       // earlier. A block of at most that many entries is the loop again.
+      // (Followed only as far as a candidate can be: a program in a long short loop pays for the
+      // longest period, not for its history.)
       std::size_t loop = p;
-      while (loop < n && seq[n - 1 - (loop - p)] == seq[n - 1 - loop]) ++loop;
+      while (loop <= longest && loop < n && seq[n - 1 - (loop - p)] == seq[n - 1 - loop]) ++loop;
       passed_over = std::max(shortest - 1, loop);
       if (short_loop) *short_loop = p;
       continue;
@@ -187,6 +189,7 @@ void AutoRange::restart(int iteration) {
   diverged_ = false;
   anchored_at_sync_ = false;
   known_in_a_row_ = 0;
+  in_short_loop_ = false;
 }
 
 void AutoRange::prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks) {
@@ -285,8 +288,14 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
 }
 
 std::size_t AutoRange::explaining_period(std::size_t span) {
-  return period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
-                           options_.min_span, options_.require_kernel ? &kernels_ : nullptr, options_.shortest, &short_loop_);
+  ++looks_;
+  std::size_t short_loop = 0;
+  const std::size_t p =
+      period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
+                        options_.min_span, options_.require_kernel ? &kernels_ : nullptr, options_.shortest, &short_loop);
+  in_short_loop_ = p == 0 && short_loop != 0;
+  if (short_loop != 0) short_loop_ = short_loop;
+  return p;
 }
 
 void AutoRange::append(std::uint64_t signature, bool kernel) {
@@ -325,7 +334,10 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
         }
       }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
-      const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
+      // Right after a short loop was passed over, syncs inside it are looked at only every
+      // check_every tasks: each look walks the loop's run, and the loop may go on for long.
+      const bool due = !in_short_loop_ || total_ - last_check_ >= options_.check_every;
+      const bool look = (host_sync && due) || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;
       last_check_ = total_;
       const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from where the last task occurred)

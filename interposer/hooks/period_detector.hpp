@@ -160,6 +160,7 @@ class AutoRange {
   // The period, in tasks, of the last repeating loop passed over for being shorter than
   // Options::shortest (0: none was), kept across restart(): why nothing was taken.
   std::size_t short_loop() const { return short_loop_; }
+  std::size_t looks() const { return looks_; }  // searches for a period made so far (each costs)
   // Looks for a new period from scratch (the history is dropped): after a recording, when the
   // program has moved on to other work. `iteration` > 0 replaces Options::iteration.
   void restart(int iteration = 0);
@@ -204,6 +205,8 @@ class AutoRange {
   std::uint64_t fingerprint_ = 0;
   std::size_t known_in_a_row_ = 0;
   std::size_t short_loop_ = 0;
+  bool in_short_loop_ = false;  // the last look passed over a short loop and found nothing else
+  std::size_t looks_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
   std::vector<std::uint64_t> candidate_;   // the period found last at a sync (remember_diverged)

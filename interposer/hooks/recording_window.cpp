@@ -359,7 +359,7 @@ void RecordingWindow::at_exit() {
           hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as nothing "
                   "repeated: NIMBLE_RUN_LOOK)";
         }
-        if (streams_seen_.size() > 1) {
+        if (streams_seen_.size() > 1 && !short_loop) {
           hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +
                   std::to_string(threads_seen_.size()) + " thread(s) (when their order differs from one "
                   "iteration to the next, no period repeats exactly; nimble run replays iterations whose "

@@ -560,6 +560,23 @@ TEST(AutoRange, ALoopShorterThanTheShortestIsNotRecordedALongerStepIs) {
   EXPECT_EQ(range.short_loop(), 6u);  // what was passed over, kept
 }
 
+// Each look walks the short loop's run: inside one, the syncs are looked at every check_every
+// tasks, not at every one (a 7-task loop cost 50 us a step after 30000 steps when they were).
+TEST(AutoRange, InsideAShortLoopSyncsAreLookedAtOnlyEveryCheckEveryTasks) {
+  AutoRange::Options options;
+  options.shortest = 8;
+  AutoRange range(options);
+  run(range, repeat({kCopy, 1, 2, 3, kCopy, kSync}, 1000));  // 1000 syncs in 6000 tasks
+  EXPECT_EQ(range.short_loop(), 6u);
+  EXPECT_GE(range.looks(), 6000u / options.check_every);
+  EXPECT_LE(range.looks(), 6000u / options.check_every + 8);
+  // Without a minimum the loop is taken at its sixth sync (32 tasks), after as many looks.
+  AutoRange::Options any_length;
+  AutoRange taken(any_length);
+  ASSERT_TRUE(run(taken, repeat({kCopy, 1, 2, 3, kCopy, kSync}, 20)).found);
+  EXPECT_EQ(taken.looks(), 6u);
+}
+
 // An eval pass whose first batch differs from the other three (the epochs program in
 // deterministic mode on the H100: a 143-task eval batch found only at the pass's end, the window
 // then opened on the next training step, let go, every epoch). nimble run remembers the period
