@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The host instructions nimble adds to each kernel launch, state by state, counted on the CPU:
-# the overhead probe (tests/interposer/probe_app: 200 launches, a copy and a sync per iteration)
+# the overhead probe (tests/interposer/probe_app: 200 launches, a copy and a sync per iteration;
+# overhead-short: 4 launches, a copy and a sync, as many launches)
 # on the fake driver, under callgrind, counting only the second half of its 2000 iterations (by
 # then a trial has decided). Instruction counts do not depend on how busy the machine is, so two
 # builds compare exactly; what a launch costs in time on a GPU machine is another question
@@ -42,7 +43,7 @@ count() {
   echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")|$summary" >> "$out/counts"
 }
 : > "$out/counts"
-for mode in overhead overhead-same overhead-unrepeating overhead-events; do
+for mode in overhead overhead-same overhead-unrepeating overhead-events overhead-short; do
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
@@ -53,6 +54,9 @@ count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RU
 count "automatic range, looking (no period repeats, never resting)" overhead-unrepeating NIMBLE_RUN_LOOK=0
 # Nothing repeats in its first 131072 tasks: nimble run rests for 393216 calls, the whole second half.
 count "automatic range, resting between looks (no period repeats)" overhead-unrepeating
+# Iterations of 6 calls, below NIMBLE_RUN_ITERATION_SHORTEST: passed over, looked at again every
+# 256 calls (never resting; by default looking rests after 131072 tasks, as above).
+count "automatic range, looking (a loop shorter than the minimum, never resting)" overhead-short NIMBLE_RUN_LOOK=0
 # Event records and waits after every second launch (cuDNN's RNN): the iteration is refused as cut
 # into graphs of two calls, and once found again nimble run stops looking.
 count "automatic range, refused (graphs of two calls)" overhead-events

@@ -303,6 +303,8 @@ void AutoRange::append(std::uint64_t signature, bool kernel) {
   kernels_.push_back(kernel);
   earlier_.push(signature);
   ++total_;
+  const std::size_t n = history_.size();
+  if (in_short_loop_ && (n <= short_loop_ || history_[n - 1] != history_[n - 1 - short_loop_])) in_short_loop_ = false;
 }
 
 AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bool kernel) {
@@ -314,6 +316,10 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
     case Phase::Detecting: {
       const std::size_t previous_sync = last_sync_;
       if (host_sync) last_sync_ = total_;
+      // Inside the short loop the last look passed over: each look would walk its whole run to
+      // find the same, and the program may stay in it for long. A longer period that ends with
+      // the loop is found once the run breaks (at the next step's first other task).
+      if (in_short_loop_) return Action::None;
       // One stretch between two syncs that is nearly all one repeated block is enough: the
       // program logs every N steps, and waiting for three identical stretches would take 3N. (A
       // known block returns true too: the whole stretch is then not wanted either.) A stretch
@@ -334,10 +340,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
         }
       }
       const bool syncs_recently = last_sync_ != 0 && total_ - last_sync_ <= options_.max_period;
-      // Right after a short loop was passed over, syncs inside it are looked at only every
-      // check_every tasks: each look walks the loop's run, and the loop may go on for long.
-      const bool due = !in_short_loop_ || total_ - last_check_ >= options_.check_every;
-      const bool look = (host_sync && due) || (!syncs_recently && total_ - last_check_ >= options_.check_every);
+      const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;
       last_check_ = total_;
       const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from where the last task occurred)

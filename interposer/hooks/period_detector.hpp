@@ -205,7 +205,7 @@ class AutoRange {
   std::uint64_t fingerprint_ = 0;
   std::size_t known_in_a_row_ = 0;
   std::size_t short_loop_ = 0;
-  bool in_short_loop_ = false;  // the last look passed over a short loop and found nothing else
+  bool in_short_loop_ = false;  // the last look passed over a short loop, found nothing else, and it goes on
   std::size_t looks_ = 0;
   bool diverged_ = false;
   bool anchored_at_sync_ = false;

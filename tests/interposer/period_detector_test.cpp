@@ -560,16 +560,24 @@ TEST(AutoRange, ALoopShorterThanTheShortestIsNotRecordedALongerStepIs) {
   EXPECT_EQ(range.short_loop(), 6u);  // what was passed over, kept
 }
 
-// Each look walks the short loop's run: inside one, the syncs are looked at every check_every
-// tasks, not at every one (a 7-task loop cost 50 us a step after 30000 steps when they were).
-TEST(AutoRange, InsideAShortLoopSyncsAreLookedAtOnlyEveryCheckEveryTasks) {
+// Each look walks the short loop's run: inside one, nothing is looked at until it breaks (a 7-task
+// loop cost 50 us a step after 30000 steps when every sync was). A step that ends with the loop
+// is found all the same.
+TEST(AutoRange, InsideAShortLoopNothingIsLookedAtUntilItBreaks) {
   AutoRange::Options options;
   options.shortest = 8;
   AutoRange range(options);
   run(range, repeat({kCopy, 1, 2, 3, kCopy, kSync}, 1000));  // 1000 syncs in 6000 tasks
   EXPECT_EQ(range.short_loop(), 6u);
-  EXPECT_GE(range.looks(), 6000u / options.check_every);
-  EXPECT_LE(range.looks(), 6000u / options.check_every + 8);
+  EXPECT_EQ(range.looks(), 6u);  // the sixth sync's found the loop (32 tasks)
+  // Steps of 100 distinct tasks and 20 of the loop: found after three, though each ends inside it.
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t k = 0; k < 100; ++k) step.push_back(3000 + k);
+  for (int i = 0; i < 20; ++i) step.insert(step.end(), {kCopy, 1, 2, 3, kCopy, kSync});
+  const Window w = run(range, repeat(step, 5));
+  ASSERT_TRUE(w.found);
+  EXPECT_EQ(range.period(), step.size());
+  EXPECT_LT(range.looks(), 6u + 5 * 20);
   // Without a minimum the loop is taken at its sixth sync (32 tasks), after as many looks.
   AutoRange::Options any_length;
   AutoRange taken(any_length);
