@@ -546,8 +546,13 @@ case $part in
     grep -h "a period of\|passed over\|no repeating" "$out"/moving/dataloader_workers/step-map/*.log | sort | uniq -c | head -20
     pairs own-graphs 230 --pairs 1 compile_reduce_overhead:2000 torch_cuda_graph cupy_loop jax_flax_train:800 ddp_one_rank
     ;;
+  58)  # never slower? torch.cuda.graph's loop (7 calls a step, now below the minimum: part 57 read 0.95 in one
+    # pair, nothing recorded), three pairs with idle and A/A; CuPy (9 calls and a sync) and reduce-overhead, one pair
+    pairs short-loop 300 --pairs 3 --idle --aa torch_cuda_graph
+    pairs own-graphs 200 --pairs 1 cupy_loop compile_reduce_overhead:2000
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 57)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 58)" >&2
     exit 2
     ;;
 esac
