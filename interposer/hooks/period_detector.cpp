@@ -293,6 +293,7 @@ std::size_t AutoRange::explaining_period(std::size_t span) {
   const std::size_t p =
       period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
                         options_.min_span, options_.require_kernel ? &kernels_ : nullptr, options_.shortest, &short_loop);
+  if (p == 0 && short_loop != 0 && !in_short_loop_) short_loop_since_ = total_;
   in_short_loop_ = p == 0 && short_loop != 0;
   if (short_loop != 0) short_loop_ = short_loop;
   return p;

@@ -161,6 +161,8 @@ class AutoRange {
   // Options::shortest (0: none was), kept across restart(): why nothing was taken.
   std::size_t short_loop() const { return short_loop_; }
   std::size_t looks() const { return looks_; }  // searches for a period made so far (each costs)
+  // Tasks since the last look passed over the short loop the program is still in (0: not in one).
+  std::size_t short_loop_tasks() const { return in_short_loop_ ? total_ - short_loop_since_ : 0; }
   // Looks for a new period from scratch (the history is dropped): after a recording, when the
   // program has moved on to other work. `iteration` > 0 replaces Options::iteration.
   void restart(int iteration = 0);
@@ -207,6 +209,7 @@ class AutoRange {
   std::size_t short_loop_ = 0;
   bool in_short_loop_ = false;  // the last look passed over a short loop, found nothing else, and it goes on
   std::size_t looks_ = 0;
+  std::size_t short_loop_since_ = 0;  // total_ when in_short_loop_ was set
   bool diverged_ = false;
   bool anchored_at_sync_ = false;
   std::vector<std::uint64_t> candidate_;   // the period found last at a sync (remember_diverged)

@@ -15,6 +15,10 @@
 namespace nimble::hooks {
 namespace {
 constexpr std::size_t kKnownPeriodsBeforeRest = 3;
+// A loop shorter than NIMBLE_RUN_ITERATION_SHORTEST that goes on this many tasks is where the
+// program stays (torch.cuda.graph's 7-call step): looking on costs about 900 instructions a call,
+// resting about 350. Above most set-up loops (a fill, a copy and a sync per parameter).
+constexpr std::size_t kShortLoopTasksBeforeRest = 4096;
 // With this many host syncs seen and no period, the program ran many iterations (a training step
 // reads its loss, an evaluation its outputs): running more would not help, iterations that differ
 // would (BERT with dynamic padding: 129493 tasks, a sync each step, on the H200).
@@ -118,17 +122,21 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
 }
 
 // nimble run: a look that found nothing repeating in NIMBLE_RUN_LOOK tasks (shapes that follow
-// the data) rests, and the wrappers take nimble run's fast path until it asks for another look.
+// the data), or only a short loop the program stays in, rests, and the wrappers take nimble run's
+// fast path until it asks for another look.
 bool RecordingWindow::rest_if_fruitless() {
   if (!config_.run || config_.run_look <= 0 || open_ || auto_range_->phase() != AutoRange::Phase::Detecting) return false;
   const std::size_t looked = auto_range_->tasks_seen() - look_began_;
-  if (looked < static_cast<std::size_t>(config_.run_look)) return false;
+  const bool in_short_loop = auto_range_->short_loop_tasks() >= kShortLoopTasksBeforeRest;
+  if (looked < static_cast<std::size_t>(config_.run_look) && !in_short_loop) return false;
   const std::size_t rest = run_rest_looking(looked);
   if (rest == 0) return false;
   finished_ = true;
   g_tasks_matter.store(false, std::memory_order_relaxed);
-  debug_message("nimble run: nothing repeated in the last " + std::to_string(looked) + " tasks; looking rests for " +
-                std::to_string(rest) + " calls");
+  debug_message("nimble run: " +
+                (in_short_loop ? "only a loop of " + std::to_string(auto_range_->short_loop()) + " tasks repeated"
+                               : std::string("nothing repeated")) +
+                " in the last " + std::to_string(looked) + " tasks; looking rests for " + std::to_string(rest) + " calls");
   return true;
 }
 
@@ -356,8 +364,8 @@ void RecordingWindow::at_exit() {
         }
         if (look_rests > 0) {
           const std::size_t looks = look_rests + (finished_ ? 0 : 1);
-          hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as nothing "
-                  "repeated: NIMBLE_RUN_LOOK)";
+          hint += " (nimble run looked " + std::to_string(looks) + " time(s) and rested in between, as " +
+                  (short_loop ? "only that loop" : "nothing") + " repeated: NIMBLE_RUN_LOOK)";
         }
         if (streams_seen_.size() > 1 && !short_loop) {
           hint += " issued on " + std::to_string(streams_seen_.size()) + " streams from " +

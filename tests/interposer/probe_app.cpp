@@ -1046,7 +1046,7 @@ int main(int argc, char** argv) {
   if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
   // Iterations of 4 launches, a copy and a sync (6 calls): shorter than nimble run's minimum; as
   // many launches in the second half as the modes above.
-  if (mode == "overhead-short") return overhead(100000, 4, false);
+  if (mode == "overhead-short") return overhead(argc > 2 ? std::atoi(argv[2]) : 100000, 4, false);
   // 1000 iterations whose launch shapes never repeat, then 2000 that do.
   if (mode == "unrepeating-then-loop") return overhead(3000, 50, false, false, true, 0, 0, 1000);
   if (mode == "recording-cost") return overhead(60, 500, true, true);

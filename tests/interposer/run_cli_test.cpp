@@ -701,6 +701,30 @@ TEST(RunCommand, ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo
   EXPECT_GT(counts(lower.output).at("replayed_seen"), 0) << lower.output;
 }
 
+// A program that stays in a loop below the minimum (6 calls, 3000 times): looking on would cost
+// about 900 instructions a call (scripts/host_cost.sh); after 4096 tasks in it nimble run rests.
+TEST(RunCommand, AProgramThatStaysInAShortLoopIsLeftAloneAfterAWhile) {
+  const std::string dir = temp_dir();
+  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
+  env.erase(std::find(env.begin(), env.end(), std::string(kShortStepsRecorded)));
+  const RunResult r = run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "overhead-short 3000"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_EQ(summary.value("look_rests", 0), 1) << summary.dump(2);
+  const std::string why = summary.value("nothing_replayed_because", std::string());
+  EXPECT_NE(why.find("(a loop of 6 calls repeated"), std::string::npos) << why;
+  EXPECT_NE(why.find("rested in between, as only that loop repeated: NIMBLE_RUN_LOOK"), std::string::npos) << why;
+  EXPECT_EQ(counts(r.output).at("graph_launches"), 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("overhead-short 3000").output));
+  // NIMBLE_RUN_LOOK=0: looking never rests, the same program is looked at to its end.
+  env.push_back("NIMBLE_RUN_LOOK=0");
+  const RunResult looking =
+      run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/l.json", "--"}, "overhead-short 3000"));
+  ASSERT_EQ(looking.exit_code, 0) << looking.output;
+  EXPECT_EQ(read_json(dir + "/l.run.json").value("look_rests", -1), 0) << looking.output;
+}
+
 // An eval pass of four batches after each epoch's training steps, far shorter than the calls that
 // make nimble look again (as in a real script: four ResNet-18 eval batches are about 280 calls,
 // NIMBLE_RUN_STALE is 1024; here 52 and 64). Its first batch begins with the same input copy as a
