@@ -54,9 +54,11 @@ count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RU
 count "automatic range, looking (no period repeats, never resting)" overhead-unrepeating NIMBLE_RUN_LOOK=0
 # Nothing repeats in its first 131072 tasks: nimble run rests for 393216 calls, the whole second half.
 count "automatic range, resting between looks (no period repeats)" overhead-unrepeating
-# Iterations of 6 calls, below NIMBLE_RUN_ITERATION_SHORTEST: passed over, looked at again every
-# 256 calls (never resting; by default looking rests after 131072 tasks, as above).
+# Iterations of 6 calls, below NIMBLE_RUN_ITERATION_SHORTEST: passed over, nothing looked at while
+# the loop goes on.
 count "automatic range, looking (a loop shorter than the minimum, never resting)" overhead-short NIMBLE_RUN_LOOK=0
+# By default: 4096 tasks in that loop and looking rests.
+count "automatic range, resting (a loop shorter than the minimum)" overhead-short
 # Event records and waits after every second launch (cuDNN's RNN): the iteration is refused as cut
 # into graphs of two calls, and once found again nimble run stops looking.
 count "automatic range, refused (graphs of two calls)" overhead-events
