@@ -551,8 +551,14 @@ case $part in
     pairs short-loop 300 --pairs 3 --idle --aa torch_cuda_graph
     pairs own-graphs 200 --pairs 1 cupy_loop compile_reduce_overhead:2000
     ;;
+  59)  # the final build: GPU tests; torch.cuda.graph's loop again (nimble run now rests in a short loop it stays
+    # in), three pairs with idle and A/A; the fifth set in benchmark mode, interleaved pairs with idle
+    ctest_gpu
+    pairs short-loop 200 --pairs 3 --idle --aa torch_cuda_graph
+    pairs fifth-benchmark 280 --pairs 1 --idle --mode benchmark diffusion_sample:100 simclr_train:100 gnn_train:100
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 58)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 59)" >&2
     exit 2
     ;;
 esac
