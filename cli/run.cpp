@@ -48,6 +48,8 @@ void add_run_command(CLI::App& app) {
       "(" + settings::assignment(settings::run_trial) +
       ": blocks of plain and replayed iterations, timed) shows replay is faster;\n"
       "one that does not pay or keeps falling back is dropped, and the program runs as it is.\n"
+      "A loop shorter than " + settings::assignment(settings::run_iteration_shortest) +
+      " calls is never taken for the iteration: replaying so few saves less than it costs.\n"
       "A program's own CUDA graphs (torch.cuda.graph, reduce-overhead, XLA command buffers) are\n"
       "launched by its own calls, in place, between nimble's graphs; an iteration made of nothing\n"
       "else is left alone. Threads that have launched no kernel (JAX's transfer threads) copy as the\n"

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|45"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|59"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -167,6 +167,16 @@ bisect() {  # SECONDS PROGRAM STEPS VARIANT...: settings_bisect.sh (a CORPUS row
   OUT=$results timeout "$seconds" bash "$root/scripts/gpu/settings_bisect.sh" "$@"
 }
 key_fields() { grep -o '"identical": [a-z]*\|"first_difference": [0-9]*\|"in_process": [0-9.]*\|"steady_share": [0-9.]*'; }
+# The DataLoader script plain, then under nimble run with drifting recordings tried and its step map,
+# step times per window in $out/$part-dataloader_workers.txt (parts 56, 57).
+dataloader_moving_map() {
+  (cd "$root/tests/programs" && STEPS=200 CORPUS_MODE=deterministic timeout 100 python3 dataloader_workers.py \
+    > "$out/dataloader_workers-plain.log" 2>&1)
+  OUT=$out/moving/dataloader_workers NIMBLE_RUN_TRIAL_MOVING=1 timeout 110 \
+    bash "$root/scripts/gpu/step_map.sh" deterministic 200 dataloader_workers.py
+  python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
+    | tee "$out/$part-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
+}
 ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt, nimble run's summaries beside it
   (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
   tail -4 "$out/ctest-gpu.txt"
@@ -527,22 +537,12 @@ case $part in
     tar xzf "$results/bisect-imagenet_style_group_norm.tgz" -O --wildcards '*.nimble.log' | grep "never skipped\|calls skipped"
     ;;
   56)  # side exits shorter than NIMBLE_RUN_SIDE_EXIT_SHORTEST: part 38's DataLoader run (drifting recordings tried)
-    (cd "$root/tests/programs" && STEPS=200 CORPUS_MODE=deterministic timeout 100 python3 dataloader_workers.py \
-      > "$out/dataloader_workers-plain.log" 2>&1)
-    OUT=$out/moving/dataloader_workers NIMBLE_RUN_TRIAL_MOVING=1 timeout 110 \
-      bash "$root/scripts/gpu/step_map.sh" deterministic 200 dataloader_workers.py
-    python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
-      | tee "$out/56-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
+    dataloader_moving_map
     ;;
   57)  # a minimum length for nimble run's iterations (NIMBLE_RUN_ITERATION_SHORTEST, 8): GPU tests; part 56's
     # DataLoader run (its 1-call recording); the programs whose iterations are graph launches or a few calls
     ctest_gpu
-    (cd "$root/tests/programs" && STEPS=200 CORPUS_MODE=deterministic timeout 100 python3 dataloader_workers.py \
-      > "$out/dataloader_workers-plain.log" 2>&1)
-    OUT=$out/moving/dataloader_workers NIMBLE_RUN_TRIAL_MOVING=1 timeout 110 \
-      bash "$root/scripts/gpu/step_map.sh" deterministic 200 dataloader_workers.py
-    python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
-      | tee "$out/57-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
+    dataloader_moving_map
     grep -h "a period of\|passed over\|no repeating" "$out"/moving/dataloader_workers/step-map/*.log | sort | uniq -c | head -20
     pairs own-graphs 230 --pairs 1 compile_reduce_overhead:2000 torch_cuda_graph cupy_loop jax_flax_train:800 ddp_one_rank
     ;;

@@ -29,6 +29,11 @@ const char* const kBuildInBackground = "NIMBLE_RUN_BACKGROUND=1";
 // The fake programs' steps are a few calls long, below nimble run's minimum
 // (ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo runs without this).
 const char* const kShortStepsRecorded = "NIMBLE_RUN_ITERATION_SHORTEST=1";
+// nimble run's own minimum iteration length, not the fake programs' one.
+std::vector<std::string> with_default_minimum(std::vector<std::string> env) {
+  env.erase(std::remove(env.begin(), env.end(), std::string(kShortStepsRecorded)), env.end());
+  return env;
+}
 // `trial`: the payoff trial on, as nimble run's default.
 std::vector<std::string> fake_driver_env(bool graphs, bool trial = false) {
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", kWaitForGraphs,
@@ -676,8 +681,7 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
 // says why.
 TEST(RunCommand, ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
-  env.erase(std::find(env.begin(), env.end(), std::string(kShortStepsRecorded)));
+  std::vector<std::string> env = with_default_minimum(fake_driver_env(true, /*trial=*/true));
   const RunResult r = run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "program"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/t.json")) << r.output;
@@ -705,8 +709,7 @@ TEST(RunCommand, ALoopShorterThanTheMinimumIsLeftToTheProgramAndTheSummarySaysSo
 // about 900 instructions a call (scripts/host_cost.sh); after 4096 tasks in it nimble run rests.
 TEST(RunCommand, AProgramThatStaysInAShortLoopIsLeftAloneAfterAWhile) {
   const std::string dir = temp_dir();
-  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
-  env.erase(std::find(env.begin(), env.end(), std::string(kShortStepsRecorded)));
+  std::vector<std::string> env = with_default_minimum(fake_driver_env(true, /*trial=*/true));
   const RunResult r = run_with_env(env, with_probe({NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--"}, "overhead-short 3000"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
