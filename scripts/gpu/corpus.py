@@ -113,6 +113,13 @@ CORPUS = [
     ("diffusion_sample", ["diffusion_sample.py"], 100, {}, ("deterministic", "benchmark")),
     ("simclr_train", ["simclr_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("gnn_train", ["gnn_train.py"], 100, {}, ("deterministic", "benchmark")),
+    # A sixth set (2026-11-30), unseen before their first run: a DLRM-style recommender (EmbeddingBag
+    # tables, pairwise interactions, Adagrad and SGD); knowledge distillation (a frozen ResNet-50
+    # teacher, a ResNet-18 student under bf16 autocast, a validation every 25 steps); an inference
+    # service whose batches come padded to one of three lengths, drawn at random (a recording each).
+    ("recsys_train", ["recsys_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("distill_train", ["distill_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("bucketed_inference", ["bucketed_inference.py"], 200, {}, ("deterministic", "benchmark")),
 ]
 
 

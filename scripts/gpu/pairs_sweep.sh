@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|59"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|60"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -557,8 +557,11 @@ case $part in
     pairs short-loop 200 --pairs 3 --idle --aa torch_cuda_graph
     pairs fifth-benchmark 280 --pairs 1 --idle --mode benchmark diffusion_sample:100 simclr_train:100 gnn_train:100
     ;;
+  60)  # a sixth set of unseen programs, first run: interleaved pairs with idle, deterministic mode
+    pairs sixth-set 520 --pairs 1 --idle recsys_train:100 distill_train:100 bucketed_inference:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 59)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 60)" >&2
     exit 2
     ;;
 esac
