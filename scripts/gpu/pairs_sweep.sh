@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|60"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|61"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -560,8 +560,16 @@ case $part in
   60)  # a sixth set of unseen programs, first run: interleaved pairs with idle, deterministic mode
     pairs sixth-set 520 --pairs 1 --idle recsys_train:100 distill_train:100 bucketed_inference:200
     ;;
+  61)  # part 60's inference service dropped each bucket's recording after 16 false starts: its debug log;
+    # the distillation program (its validation batches fixed), one interleaved pair with idle
+    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
+      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    cp "$out/bucketed-debug.log" "$out"/bucketed*.run.json "$results/" 2>/dev/null
+    grep "automatic range\|nimble run:\|false start\|fall-back\|dropped\|trial" "$out/bucketed-debug.log" | cut -c1-260 | head -60
+    pairs sixth-set 300 --pairs 1 --idle distill_train:100
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 60)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 61)" >&2
     exit 2
     ;;
 esac

@@ -18,8 +18,9 @@ student = torchvision.models.resnet18(num_classes=100).cuda().to(memory_format=t
 opt = torch.optim.SGD(student.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
 sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(STEPS, 1))
 g = torch.Generator(device="cuda").manual_seed(3)
-val_images = torch.rand(2, BATCH, 3, 96, 96, device="cuda", generator=g).to(memory_format=torch.channels_last)
-val_labels = torch.randint(0, 100, (2, BATCH), device="cuda", generator=g)
+val_images = [torch.rand(BATCH, 3, 96, 96, device="cuda", generator=g).to(memory_format=torch.channels_last)
+              for _ in range(2)]
+val_labels = [torch.randint(0, 100, (BATCH,), device="cuda", generator=g) for _ in range(2)]
 
 mark_loop_start()
 for step in range(STEPS):
@@ -42,8 +43,8 @@ for step in range(STEPS):
         student.eval()
         hits = 0
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-            for b in range(val_images.size(0)):
-                hits += (student(val_images[b]).argmax(dim=1) == val_labels[b]).sum().item()
+            for images_b, labels_b in zip(val_images, val_labels):
+                hits += (student(images_b).argmax(dim=1) == labels_b).sum().item()
         student.train()
         print(f"step {step + 1}: validation top-1 {hits / (2 * BATCH):.3f}", flush=True)
     step_done(step, loss)
