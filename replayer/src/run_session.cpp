@@ -21,12 +21,16 @@ bool could_begin(const Recording& r, std::uint64_t signature) {
 }
 
 // Fall-backs and false starts, but not the false starts another recording took over (a training
-// step that begins like the eval step: a switch, not a failure).
+// step that begins like the eval step: a switch, not a failure), nor switches to iterations not
+// recorded yet.
 std::size_t failures(const Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
   const std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over) + s.fallbacks_total;
-  return n - std::min(n, r.fallbacks_to_side_exits);  // (a side exit taken is the program's way, not a failure)
+  // (A side exit taken is the program's way, not a failure.)
+  return n - std::min(n, r.fallbacks_to_side_exits + r.switches_to_unrecorded);
 }
+
+bool replayed_whole(const Recording& r) { return r.short_circuit->summary().iterations_replayed > 0; }
 
 // The last earlier trial timed nothing and shows only as "not timed": why it ended, the reason of
 // the rest that followed it (no replayed iteration could be timed, say), unless the exit line says
@@ -553,6 +557,9 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   // None of the live ones took them, but the program ran a resting recording's iteration: a switch,
   // as a take-over is, not a failure of the ones that let go.
   const bool switched = runs_anothers_iteration(failed, fs.matched.size(), signature, tried);
+  // `failed` having replayed whole iterations: the program runs one no recording holds yet. Judged
+  // after its side exits, which may take the mismatch (then it counts there).
+  const bool failed_switched = !switched && !let_go.front().first_only && replayed_whole(failed);
   for (const Let& l : let_go) {
     ShortCircuit& sc = *l.recording->short_circuit;
     if (switched) {
@@ -561,8 +568,13 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
       sc.explain_false_start(l.why);
     } else {
       sc.count_as_fall_back(l.why);
+      // It has been the program's iteration, and nothing of it was launched: the program runs one
+      // no recording holds yet (batches padded to three lengths, drawn at random: each recording
+      // would fail on the other two's until they were recorded too, and be dropped first). A
+      // fall-back, with its reason, but no failure.
+      if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
     }
-    after_failures(*l.recording);
+    if (l.recording != &failed || !failed_switched) after_failures(*l.recording);
   }
   dropping_on_failure(failed, [&] {
     for (std::size_t i = done; i < fs.matched.size(); ++i) {
@@ -575,6 +587,10 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   // own, trusted, while that one rests untrusted.)
   if (!switched && failed.state == RecordingState::Replaying && side_exit_at(failed, site.after_calls, signature)) {
     return exited(failed, site, std::move(fs.next), Action::Run);  // the stretch from here was recorded
+  }
+  if (failed_switched) {
+    ++failed.switches_to_unrecorded;
+    after_failures(failed);
   }
   const Action action = offer(signature, std::move(fs.next));
   if (active_ || switched) return action;

@@ -545,6 +545,34 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
   return 0;
 }
 
+// An inference service's loop: batches padded to one of three lengths, drawn at random, each step
+// beginning alike (the same input copy and first kernel) and then launching with the bucket's grid.
+int buckets(int steps) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256];
+  std::uint32_t traffic = 17;
+  for (int i = 0; i < steps; ++i) {
+    traffic = traffic * 1103515245u + 12345u;
+    const unsigned g = 1u << ((traffic >> 16) % 3);
+    int n = 100 + i;
+    void* scale_args[] = {&a, &b, &n};
+    int m = 7;
+    void* fill_args[] = {&b, &m};
+    cuMemcpyHtoDAsync(a, host, 1024, nullptr);
+    cuLaunchKernel(scale, 1, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    for (int k = 0; k < 6; ++k) cuLaunchKernel(fill, g, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    cuLaunchKernel(scale, 2 * g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
+  using Counter = unsigned long long (*)();
+  const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("kernels_run=%d graph_launches=%d steps=%d replayed_seen=%lld\n", fake_driver_count("cuLaunchKernel"),
+              fake_driver_count("cuGraphLaunch"), steps, replayed ? static_cast<long long>(replayed()) : -1LL);
+  return 0;
+}
+
 // A program that captures its own CUDA graph once and launches it every iteration, between an
 // input copy and a copy out (as torch.cuda.graph and torch.compile's reduce-overhead do).
 // `graph_first`: each iteration begins with the graph launch (right after the last one's sync), so
@@ -1068,6 +1096,7 @@ int main(int argc, char** argv) {
   if (mode == "side-threads-on-compute") return side_threads(argc > 2 ? std::atoi(argv[2]) : 300, true);
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
+  if (mode == "buckets") return buckets(argc > 2 ? std::atoi(argv[2]) : 300);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

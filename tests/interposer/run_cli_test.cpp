@@ -676,6 +676,26 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   EXPECT_EQ(counts(plain_run("program").output).at("segments_seen"), 0);
 }
 
+// An inference service's batches, padded to one of three lengths drawn at random, begin alike and
+// part at their third call. Each length gets its recording; none is dropped for the steps of the
+// lengths not recorded yet, which it met twice as often as its own (before: all three dropped after
+// 16 such mismatches, 41 of 300 steps replayed; bucketed_inference.py on the H200, 1 of 200).
+TEST(RunCommand, BatchesOfThreeLengthsDrawnAtRandomAreEachRecordedAndReplayed) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/t.json", "buckets 300");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  const nlohmann::json& recordings = summary["recordings"];
+  ASSERT_EQ(recordings.size(), 3u) << summary.dump(2);
+  for (const nlohmann::json& recording : recordings) {
+    EXPECT_EQ(recording.value("state", ""), "replaying") << recording.dump(2);
+    EXPECT_GE(recording.value("iterations_replayed", 0), 40) << recording.dump(2);
+  }
+  EXPECT_GE(counts(r.output).at("replayed_seen"), 200) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("buckets 300").output));
+}
+
 // A program whose steps are 6 calls (an input copy, three kernels, a copy out and its sync) and eval
 // steps 4: nimble run records none of them, the program runs as it would plain, and the exit line
 // says why.
