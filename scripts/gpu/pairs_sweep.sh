@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|61"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|62"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -568,8 +568,14 @@ case $part in
     grep "automatic range\|nimble run:\|false start\|fall-back\|dropped\|trial" "$out/bucketed-debug.log" | cut -c1-260 | head -60
     pairs sixth-set 300 --pairs 1 --idle distill_train:100
     ;;
+  62)  # after the switch rule (a mismatch before any graph launched, once a recording has replayed, is no
+    # failure): GPU tests; the inference service, one interleaved pair with idle; distillation in benchmark mode
+    ctest_gpu
+    pairs buckets 200 --pairs 1 --idle bucketed_inference:200
+    pairs sixth-benchmark 150 --pairs 1 --mode benchmark distill_train:100
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 61)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 62)" >&2
     exit 2
     ;;
 esac
