@@ -922,6 +922,11 @@ std::string RunSession::summary_text() const {
     if (r->fallbacks_to_side_exits) {
       out << "  (" << r->fallbacks_to_side_exits << " of the fall-backs went on in a side exit's recording)\n";
     }
+    if (r->switches_to_unrecorded) {
+      out << "  (" << r->switches_to_unrecorded
+          << " of the fall-backs, before any of its graphs launched, were the program running an iteration "
+             "no recording holds: no failures)\n";
+    }
   }
   return out.str();
 }

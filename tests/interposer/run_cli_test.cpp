@@ -692,6 +692,11 @@ TEST(RunCommand, BatchesOfThreeLengthsDrawnAtRandomAreEachRecordedAndReplayed) {
     EXPECT_EQ(recording.value("state", ""), "replaying") << recording.dump(2);
     EXPECT_GE(recording.value("iterations_replayed", 0), 40) << recording.dump(2);
   }
+  // The first recording met the other lengths before they were recorded: those fall-backs are
+  // reported, and were not counted against it.
+  EXPECT_GT(recordings[0].value("fallbacks_to_unrecorded_iterations", 0), 0) << recordings[0].dump(2);
+  EXPECT_NE(r.output.find("were the program running an iteration no recording holds: no failures"), std::string::npos)
+      << r.output;
   EXPECT_GE(counts(r.output).at("replayed_seen"), 200) << r.output;
   EXPECT_EQ(work_of(r.output), work_of(plain_run("buckets 300").output));
 }
