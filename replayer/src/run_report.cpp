@@ -52,7 +52,7 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"false_start_reasons", reasons_json(s.false_start_reasons)},
                    {"fallbacks", reasons_json(s.fallbacks)},
                    {"fallbacks_taken_by_side_exits", rec.fallbacks_to_side_exits},
-                   {"fallbacks_to_unrecorded_iterations", rec.switches_to_unrecorded},
+                   {"switches_to_unrecorded_iterations", rec.switches_to_unrecorded},
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;

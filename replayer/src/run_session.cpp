@@ -559,21 +559,24 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   const bool switched = runs_anothers_iteration(failed, fs.matched.size(), signature, tried);
   // `failed` having replayed whole iterations: the program runs one no recording holds yet. Judged
   // after its side exits, which may take the mismatch (then it counts there).
-  const bool failed_switched = !switched && !let_go.front().first_only && replayed_whole(failed);
+  const bool failed_switched = !switched && replayed_whole(failed);
   for (const Let& l : let_go) {
     ShortCircuit& sc = *l.recording->short_circuit;
     if (switched) {
       ++l.recording->false_starts_taken_over;
-    } else if (l.first_only) {
+      after_failures(*l.recording);
+      continue;
+    }
+    if (l.first_only) {
       sc.explain_false_start(l.why);
     } else {
       sc.count_as_fall_back(l.why);
-      // It has been the program's iteration, and nothing of it was launched: the program runs one
-      // no recording holds yet (batches padded to three lengths, drawn at random: each recording
-      // would fail on the other two's until they were recorded too, and be dropped first). A
-      // fall-back, with its reason, but no failure.
-      if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
     }
+    // It has been the program's iteration, and nothing of it was launched: the program runs one no
+    // recording holds yet (batches padded to three lengths, drawn at random: each recording would
+    // fail on the other two's until they were recorded too, and be dropped first). A false start or
+    // fall-back, with its reason, but no failure.
+    if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
     if (l.recording != &failed || !failed_switched) after_failures(*l.recording);
   }
   dropping_on_failure(failed, [&] {
@@ -924,8 +927,8 @@ std::string RunSession::summary_text() const {
     }
     if (r->switches_to_unrecorded) {
       out << "  (" << r->switches_to_unrecorded
-          << " of the fall-backs, before any of its graphs launched, were the program running an iteration "
-             "no recording holds: no failures)\n";
+          << " of the false starts and fall-backs were the program running an iteration no recording holds: "
+             "no failures)\n";
     }
   }
   return out.str();

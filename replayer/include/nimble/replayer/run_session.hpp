@@ -160,8 +160,9 @@ struct Recording {
   std::size_t plain_unlike = 0;      // plain iterations of this trial unlike the recording, no other's either
   std::size_t trial_iterations = 0;  // its iterations begun in this trial, either phase (RunSession::judge)
   std::size_t false_starts_taken_over = 0;  // false starts another recording took over: no failures
-  // Mismatches before any graph of it launched, after it had replayed whole iterations: the program
-  // ran an iteration no recording holds yet (a batch padded to another length). No failures either.
+  // Mismatches before any graph of it launched (false starts, fall-backs), after it had replayed
+  // whole iterations: the program ran an iteration no recording holds yet (a batch padded to
+  // another length). No failures either.
   std::size_t switches_to_unrecorded = 0;
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
