@@ -676,46 +676,46 @@ TEST(RunCommand, AProgramsSetUpTrainingAndEvalStepsAreEachRecordedAndReplayed) {
   EXPECT_EQ(counts(plain_run("program").output).at("segments_seen"), 0);
 }
 
-// An inference service's batches, padded to one of three lengths drawn at random, begin alike and
-// part at their third call. Each length gets its recording; none is dropped for the steps of the
-// lengths not recorded yet, which it met twice as often as its own (before: all three dropped after
-// 16 such mismatches, 41 of 300 steps replayed; bucketed_inference.py on the H200, 1 of 200).
-TEST(RunCommand, BatchesOfThreeLengthsDrawnAtRandomAreEachRecordedAndReplayed) {
+// The fake inference service (`mode`: "buckets" or "buckets-second") under nimble run: three
+// recordings, one per length, all replaying; at least 200 of its 300 steps replayed, every kernel
+// run as in a plain run. Returns the first recording's summary.
+nlohmann::json expect_each_length_replayed(const std::string& mode) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/t.json", "buckets 300");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunResult r = auto_run(dir + "/t.json", mode + " 300");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
-  const nlohmann::json& recordings = summary["recordings"];
-  ASSERT_EQ(recordings.size(), 3u) << summary.dump(2);
+  const nlohmann::json recordings = summary.is_object() ? summary.value("recordings", nlohmann::json::array()) : nlohmann::json();
+  EXPECT_EQ(recordings.size(), 3u) << r.output;
   for (const nlohmann::json& recording : recordings) {
     EXPECT_EQ(recording.value("state", ""), "replaying") << recording.dump(2);
     EXPECT_GE(recording.value("iterations_replayed", 0), 40) << recording.dump(2);
   }
   // The first recording met the other lengths before they were recorded: those mismatches are
   // reported, and were not counted against it.
-  EXPECT_GT(recordings[0].value("switches_to_unrecorded_iterations", 0), 0) << recordings[0].dump(2);
   EXPECT_NE(r.output.find("were the program running an iteration no recording holds: no failures"), std::string::npos)
       << r.output;
   EXPECT_GE(counts(r.output).at("replayed_seen"), 200) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("buckets 300").output));
+  EXPECT_EQ(work_of(r.output), work_of(plain_run(mode + " 300").output));
+  return recordings.empty() ? nlohmann::json::object() : recordings[0];
+}
+
+// An inference service's batches, padded to one of three lengths drawn at random, begin alike and
+// part at their third call. Each length gets its recording; none is dropped for the steps of the
+// lengths not recorded yet, which it met twice as often as its own (before: all three dropped after
+// 16 such mismatches, 41 of 300 steps replayed; bucketed_inference.py on the H200, 1 of 200).
+TEST(RunCommand, BatchesOfThreeLengthsDrawnAtRandomAreEachRecordedAndReplayed) {
+  const nlohmann::json first = expect_each_length_replayed("buckets");
+  EXPECT_GT(first.value("switches_to_unrecorded_iterations", 0), 0) << first.dump(2);
+  EXPECT_GT(first["fallbacks"].size(), 0u) << first.dump(2);  // (more than the first call matched)
 }
 
 // The same when the lengths part at the second call (a false start each time, as the H200's
 // inference service's did: "task 1 (distribution_element): a different kernel"): before, each
 // recording was dropped after 16 of them although it had replayed (6, 16 and 19 iterations).
 TEST(RunCommand, LengthsThatPartAtTheSecondCallAreEachRecordedAndReplayed) {
-  const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/t.json", "buckets-second 300");
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
-  const nlohmann::json& recordings = summary["recordings"];
-  ASSERT_EQ(recordings.size(), 3u) << summary.dump(2);
-  for (const nlohmann::json& recording : recordings) EXPECT_EQ(recording.value("state", ""), "replaying") << recording.dump(2);
-  EXPECT_GT(recordings[0].value("false_starts", 0), 0) << recordings[0].dump(2);
-  EXPECT_GE(counts(r.output).at("replayed_seen"), 200) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("buckets-second 300").output));
+  const nlohmann::json first = expect_each_length_replayed("buckets-second");
+  EXPECT_GT(first.value("switches_to_unrecorded_iterations", 0), 0) << first.dump(2);
+  EXPECT_GT(first.value("false_starts", 0), 0) << first.dump(2);
 }
 
 // A program whose steps are 6 calls (an input copy, three kernels, a copy out and its sync) and eval
