@@ -564,19 +564,18 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     ShortCircuit& sc = *l.recording->short_circuit;
     if (switched) {
       ++l.recording->false_starts_taken_over;
-      after_failures(*l.recording);
-      continue;
-    }
-    if (l.first_only) {
-      sc.explain_false_start(l.why);
     } else {
-      sc.count_as_fall_back(l.why);
+      if (l.first_only) {
+        sc.explain_false_start(l.why);
+      } else {
+        sc.count_as_fall_back(l.why);
+      }
+      // It has been the program's iteration, and nothing of it was launched: the program runs one
+      // no recording holds yet (batches padded to three lengths, drawn at random: each recording
+      // would fail on the other two's until they were recorded too, and be dropped first). A false
+      // start or fall-back, with its reason, but no failure.
+      if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
     }
-    // It has been the program's iteration, and nothing of it was launched: the program runs one no
-    // recording holds yet (batches padded to three lengths, drawn at random: each recording would
-    // fail on the other two's until they were recorded too, and be dropped first). A false start or
-    // fall-back, with its reason, but no failure.
-    if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
     if (l.recording != &failed || !failed_switched) after_failures(*l.recording);
   }
   dropping_on_failure(failed, [&] {
