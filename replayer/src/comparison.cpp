@@ -1,6 +1,7 @@
 #include "nimble/replayer/comparison.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace nimble::replayer {
 
@@ -8,7 +9,7 @@ Comparison::Comparison(std::size_t block) : block_(std::max<std::size_t>(1, bloc
 
 void Comparison::switch_phase() {
   phase_ = phase_ == Phase::Replay ? Phase::Plain : Phase::Replay;
-  begun_in_block_ = 0;
+  begun_in_block_ = std::exchange(cut_begun_, 0);
 }
 
 void Comparison::iteration_began(std::uint64_t ns, bool previous_whole, IterationWork previous_work) {
@@ -23,6 +24,17 @@ void Comparison::iteration_began(std::uint64_t ns, bool previous_whole, Iteratio
   // iteration is a first, and all are timed (none could be otherwise).
   previous_first_in_block_ = begun_in_block_ == 0 && block_ > 1;
   ++begun_in_block_;
+}
+
+void Comparison::cut_block() {
+  const std::size_t begun = begun_in_block_;
+  switch_phase();
+  cut_begun_ = begun;
+}
+
+void Comparison::not_begun() {
+  have_previous_ = false;
+  if (begun_in_block_ > 0) --begun_in_block_;
 }
 
 IterationTimes Comparison::times(Phase phase) const {

@@ -523,6 +523,8 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     tried.push_back(next);
     ShortCircuit& sc = *next->short_circuit;
     taking_over_ = true;  // no plain block may take its iteration over while it is fed
+    takeover_call_ = failed.began_at_call;
+    takeover_ns_ = failed.began_at_ns;
     bool fed = true;
     for (std::size_t i = 0; i < fs.matched.size(); ++i) {
       const Action a = through(*next, GpuCall(fs.matched[i].call));  // held by it, or taken as run (it ran)
@@ -548,7 +550,10 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
       let_go.push_back({next, again->mismatch, again->first_only()});
       continue;
     }
-    for (const Let& l : let_go) ++l.recording->false_starts_taken_over;  // a switch, not a failure
+    for (const Let& l : let_go) {
+      ++l.recording->false_starts_taken_over;  // a switch, not a failure
+      not_its_iteration(*l.recording);
+    }
     // (Its iteration may have become a plain one of its trial: then nothing is under way.)
     active_ = sc.armed() ? next : nullptr;
     if (!sc.armed() && failures(*next) > failed_before) left_loop(*next);  // it fell back right away
@@ -562,6 +567,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
   const bool failed_switched = !switched && replayed_whole(failed);
   for (const Let& l : let_go) {
     ShortCircuit& sc = *l.recording->short_circuit;
+    not_its_iteration(*l.recording);
     if (switched) {
       ++l.recording->false_starts_taken_over;
     } else {
@@ -682,15 +688,18 @@ Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional
 Action RunSession::through(Recording& r, GpuCall&& call) {
   ShortCircuit& sc = *r.short_circuit;
   // Its previous iteration was replayed whole, and this is the very next call (after the calls
-  // that come before its first, host functions the program runs itself).
-  const bool previous_whole =
-      sc.armed() && sc.awaiting_iteration() && calls_seen() == r.completed_at + 1 + r.calls_before_first;
+  // that come before its first, host functions the program runs itself). Taking over another
+  // recording's false start, the iteration began at that one's first call.
+  const std::size_t at_call = taking_over_ ? takeover_call_ : calls_seen();
+  const bool previous_whole = sc.armed() && sc.awaiting_iteration() && at_call == r.completed_at + 1 + r.calls_before_first;
   const std::size_t started = sc.iterations_started();
   const std::size_t failed = failures(r);
   const std::size_t replayed = sc.summary().iterations_replayed;
   const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
   if (sc.iterations_started() > started) {
+    r.began_at_call = at_call;
+    r.began_at_ns = taking_over_ ? takeover_ns_ : clock_();
     iteration_began_at_call(r);
     r.last_begun = calls_seen();
     if (!began_by_plain_block_) iteration_began(r, previous_whole);
@@ -717,8 +726,8 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
       r.plain_after_this = true;
       return action;
     }
-    r.comparison->switch_phase();
-    r.comparison->iteration_began(clock_(), false);
+    r.comparison->switch_phase();  // (resuming a block that another recording's iteration cut)
+    r.comparison->iteration_began(r.began_at_ns, false);
     plain_owner_ = index_of(r);
     plain_calls_ = matched;
     active_ = nullptr;
@@ -764,10 +773,11 @@ bool RunSession::counted_plain(std::uint64_t signature) {
       plain_calls_ = length + 2;  // between iterations, the last one not whole
       return true;
     }
-    // Another recording's iteration that begins alike (a training step after this eval step):
-    // the block ends, untimed, and waits for an iteration of its own; the call goes to the
-    // short-circuits.
-    c.switch_phase();
+    // Another recording's iteration that begins alike (a training step after this eval step): no
+    // iteration of this one. The block is cut, and goes on with the next iteration of its own; the
+    // call goes to the short-circuits.
+    not_its_iteration(r);
+    c.cut_block();
     plain_owner_.reset();
     // Told apart mid-iteration: the next one of its own is taken over; else (no iteration of it
     // can be, before it ends) the block begins after the next one completes.
@@ -789,15 +799,14 @@ bool RunSession::counted_plain(std::uint64_t signature) {
   if (c.block_done() || !measuring(r)) {
     // This iteration is to be replayed: it is timed from here, and the trial may decide first.
     c.switch_phase();
-    time_start(r, previous_whole, work_since_last_start(r));
     plain_owner_.reset();
-    judge(r);
+    begin_timed(r, clock_(), previous_whole, work_since_last_start(r));
     if (!replays(r)) return true;  // dropped or resting: the program goes on by itself
     began_by_plain_block_ = true;  // its short-circuit arms on this call; the start is counted
     return false;
   }
-  time_start(r, previous_whole, work_since_last_start(r));
-  judge(r);  // may decide: dropped (the block ends, the program goes on) or trusted (replay now)
+  // (The trial may decide: dropped, the block ends and the program goes on; or trusted, replay now.)
+  begin_timed(r, clock_(), previous_whole, work_since_last_start(r));
   if (r.state != RecordingState::Replaying || options_.compare_block > 0) return true;
   c.switch_phase();
   plain_owner_.reset();

@@ -97,10 +97,28 @@ bool RunSession::warmed_up_moving(Recording& r) {
 // left are timed as they are (a recording that never stops making execs pays for them).
 void RunSession::iteration_began(Recording& r, bool previous_whole) {
   const IterationWork work = work_since_last_start(r);
+  r.began_timed = r.began_counted = false;
   // (Trusted, without --compare: nothing more to time.)
   if (!r.comparison || !replays(r) || r.warmup_left > 0 || !measuring(r)) return;
-  time_start(r, previous_whole, work);
+  begin_timed(r, r.began_at_ns, previous_whole, work);
+}
+
+// r's iteration began at `ns`: the one before is timed if it was whole, and the trial may decide.
+void RunSession::begin_timed(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work) {
+  time_start(r, ns, previous_whole, work);
+  r.began_timed = true;
+  const std::size_t counted = r.trial_iterations;
   judge(r);
+  r.began_counted = r.trial_iterations == counted + 1;
+}
+
+// r began an iteration at a call and let it go a few calls later, nothing of it launched: the
+// program's iteration is another's (an inference service's batch of another length). It is no
+// iteration of r's trial: neither timed nor counted among those begun.
+void RunSession::not_its_iteration(Recording& r) {
+  if (r.began_timed && r.comparison) r.comparison->not_begun();
+  if (r.began_counted && r.trial_iterations > 0) --r.trial_iterations;
+  r.began_timed = r.began_counted = false;
 }
 
 IterationWork RunSession::work_since_last_start(Recording& r) {
@@ -114,13 +132,13 @@ IterationWork RunSession::work_since_last_start(Recording& r) {
 // An iteration of r began: the one before it is timed, with what replay did in it, unless it was
 // not whole or made an exec (within the block's worth that goes untimed), whichever phase begins
 // now (the last replayed iteration of a block ends where a plain block begins).
-void RunSession::time_start(Recording& r, bool previous_whole, IterationWork work) {
+void RunSession::time_start(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work) {
   Comparison& c = *r.comparison;
   if (work.execs > 0 && previous_whole && r.learning_untimed < c.block()) {
     ++r.learning_untimed;
     previous_whole = false;
   }
-  c.iteration_began(clock_(), previous_whole, work);
+  c.iteration_began(ns, previous_whole, work);
 }
 
 // The trial's verdict, once both phases have timed iterations, after the rounds trial_wants asks

@@ -53,7 +53,7 @@ class RunSessionTest : public ::testing::Test {
     return session(o);
   }
   // Issues one iteration of `functions`; returns how many calls the session deferred. The clock
-  // advances by plain_ms_ for an iteration the program ran itself, replayed_ms_ otherwise.
+  // advances by replayed_ms_ for an iteration whose calls were all deferred, plain_ms_ otherwise.
   std::size_t iterate(RunSession& s, const std::vector<std::uint64_t>& functions) {
     std::size_t deferred = 0;
     const double noise = noise_.empty() ? 0.0 : noise_[iterations_ % noise_.size()];
@@ -64,7 +64,8 @@ class RunSessionTest : public ::testing::Test {
       side_exit_windows_ += s.take_side_exit_window().has_value();  // (each call resets it)
     }
     const double made_ms = exec_ms_ * static_cast<double>(log_.execs - execs) + (slow_at_.count(iterations_ - 1) ? slow_ms_ : 0.0);
-    now_ += static_cast<std::uint64_t>(((deferred ? replayed_ms_ : plain_ms_) * (1.0 + noise) + made_ms) * 1e6);
+    const bool replayed = deferred == functions.size();  // (a plain iteration taken over had its first calls held)
+    now_ += static_cast<std::uint64_t>(((replayed ? replayed_ms_ : plain_ms_) * (1.0 + noise) + made_ms) * 1e6);
     return deferred;
   }
 
@@ -562,12 +563,11 @@ TEST_F(RunSessionTest, AnEvalPassShorterThanABlockIsNotTakenForOneWhoseCallsVary
   }
 }
 
-// A one-step eval pass after every ten training steps, beginning with the same call: each plain
-// block of its trial is cut by the next training step, and no replayed block follows, so none of
-// its iterations is ever timed. It used to stay on trial for good (its calls held, then issued,
-// every epoch; "trial had not decided" at exit); now it rests after 8 blocks' worth of them, with
-// the reason, and after its last trial is dropped. The training step replays throughout.
-TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
+// A one-step eval pass after every ten training steps, beginning with the same call: each of its
+// iterations is timed up to the next training step's first call, and each plain block cut by the
+// training steps goes on at the next eval step. Its trial decides (before: no eval iteration was
+// ever timed, and it rested, then was dropped, with "its trial could not time its iterations").
+TEST_F(RunSessionTest, AOneStepPassRightBeforeTheTrainingStepsGetsItsTrialDecided) {
   RunOptions o;
   RunSession s = session(o);
   s.add(recording("train", train_, log_));
@@ -579,11 +579,38 @@ TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
   const Recording& train = *s.recordings()[0];
   const Recording& eval = *s.recordings()[1];
   EXPECT_EQ(train.state, RecordingState::Replaying);
+  EXPECT_EQ(eval.state, RecordingState::Replaying) << eval.last_rested_because;
+  ASSERT_TRUE(eval.trial_speedup.has_value());
+  EXPECT_NEAR(*eval.trial_speedup, plain_ms_ / replayed_ms_, 0.01);
+  EXPECT_GE(eval.short_circuit->summary().iterations_replayed, 100u);
+  EXPECT_GE(train.short_circuit->summary().iterations_replayed, 1100u);
+}
+
+// The same pass followed by a call that begins no recording (a logging kernel) before training
+// goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
+// good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests
+// after 8 blocks' worth of them, with the reason, and after its last trial is dropped. The
+// training step replays throughout.
+TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
+  RunOptions o;
+  RunSession s = session(o);
+  s.add(recording("train", train_, log_));
+  s.add(recording("eval", eval_, log_));
+  for (int epoch = 0; epoch < 120; ++epoch) {
+    for (int i = 0; i < 10; ++i) iterate(s, train_);
+    iterate(s, eval_);
+    iterate(s, {7});
+  }
+  const Recording& train = *s.recordings()[0];
+  const Recording& eval = *s.recordings()[1];
+  EXPECT_EQ(train.state, RecordingState::Replaying);
   EXPECT_EQ(eval.state, RecordingState::Dropped);
   EXPECT_NE(eval.dropped_because.find("its trial could not time its iterations"), std::string::npos)
       << eval.dropped_because;
   EXPECT_EQ(eval.earlier_trials.size(), 2u);  // three trials (NIMBLE_RUN_TRIALS), none timed
-  EXPECT_EQ(eval.short_circuit->summary().iterations_replayed, 3 * o.trial_block);  // their warm-ups
+  // At most its three trials' iterations were replayed: each a warm-up and 8 blocks' worth begun.
+  EXPECT_LE(eval.short_circuit->summary().iterations_replayed, 3 * 9 * o.trial_block);
+  EXPECT_EQ(eval.comparison->times(Phase::Plain).iterations + eval.comparison->times(Phase::Replay).iterations, 0u);
   EXPECT_GE(train.short_circuit->summary().iterations_replayed, 1100u);
 }
 
@@ -1350,6 +1377,40 @@ TEST(RunSessionTrial, AShortRecordingThatSharesItsFirstCallGetsItsTrialDecided) 
   }
   const Recording& eval = *p.s.recordings()[1];
   EXPECT_EQ(eval.state, RecordingState::Replaying) << "plain timed " << eval.comparison->times(Phase::Plain).iterations;
+}
+
+// An inference service's batches, padded to one of three lengths drawn at random, begin with the
+// same call and part at the second. Each length's recording is on trial while the others' steps
+// come between its own: an iteration is timed up to the next step's first call whichever length
+// that step is, and a step another recording takes over from it (a false start) is no iteration
+// of its trial. (Before: a false start was an iteration begun, replayed iterations followed by
+// another length's step were never timed, and each trial ended in a rest: "32 begun, none of them
+// right after another of its own"; bucketed_inference.py on the H200, 9 of 120 steps replayed.)
+TEST(RunSessionTrial, LengthsDrawnAtRandomThatBeginAlikeEachGetTheirTrialDecided) {
+  RunOptions o;
+  o.trial_block = 4;
+  CopyProgram p(o);
+  const std::vector<std::vector<std::uint64_t>> lengths = {{1, 11, 12, 13}, {1, 21, 22, 23}, {1, 31, 32, 33}};
+  for (std::size_t i = 0; i < lengths.size(); ++i) p.s.add(recording("length" + std::to_string(i), lengths[i], p.log));
+  std::uint32_t traffic = 17;
+  std::size_t steps_of[3] = {};
+  for (int step = 0; step < 600; ++step) {
+    traffic = traffic * 1103515245u + 12345u;
+    const std::size_t length = (traffic >> 16) % 3;
+    ++steps_of[length];
+    // Replayed (every call deferred): 1 ms; any call the program's own: 2 ms.
+    bool replayed = true;
+    for (std::uint64_t f : lengths[length]) replayed &= hand_over(p.s, sig(f), call_of(f)) == Action::Deferred;
+    p.now += replayed ? 1000000 : 2000000;
+  }
+  p.s.finish("end");
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const Recording& r = *p.s.recordings()[i];
+    SCOPED_TRACE(r.name + ": " + state_name(r.state) + "; rested last: " + r.last_rested_because + "; dropped: " + r.dropped_because);
+    EXPECT_EQ(r.state, RecordingState::Replaying);
+    EXPECT_GT(r.short_circuit->summary().iterations_replayed, steps_of[i] * 3 / 4);
+    EXPECT_TRUE(r.trial_speedup.has_value());
+  }
 }
 
 // --compare alternates every recording's blocks for good. With two that begin alike and a short

@@ -40,7 +40,13 @@ class Comparison {
   // Whether the current block has had all its iterations (the caller then switches at the next
   // iteration boundary).
   bool block_done() const { return begun_in_block_ >= block_; }
+  // (After cut_block(), the switch back resumes the cut block.)
   void switch_phase();
+  // The block under way is cut by another recording's iteration that begins alike: the phase
+  // switches back until this recording's next iteration, where the next switch goes on with the
+  // block, its iterations counted. (An inference service's lengths drawn at random cut nearly
+  // every plain block: each began anew, its first untimed, and no block was ever whole.)
+  void cut_block();
 
   // An iteration began at `ns` (steady clock) in the current phase. `previous_whole`: the one
   // before ran entirely in its phase (replayed whole, or issued with exactly the recorded calls);
@@ -48,6 +54,10 @@ class Comparison {
   // other phase's tail).
   // `previous_work`: what replay did during the iteration that ended here (kept with its time).
   void iteration_began(std::uint64_t ns, bool previous_whole, IterationWork previous_work = {});
+  // The iteration begun last was not this recording's after all (another's that begins with the
+  // same calls took it over): it is not timed and does not count in the block. (The one before it,
+  // timed up to that first call, stays timed.)
+  void not_begun();
 
   IterationTimes times(Phase phase) const;
   // The timed iterations of `phase`, in the order they ran (ms).
@@ -60,6 +70,7 @@ class Comparison {
   std::size_t block_;
   Phase phase_ = Phase::Replay;
   std::size_t begun_in_block_ = 0;
+  std::size_t cut_begun_ = 0;  // the cut block's begun_in_block_ (0: none cut)
   bool have_previous_ = false;
   std::uint64_t previous_start_ = 0;
   Phase previous_phase_ = Phase::Replay;

@@ -143,6 +143,12 @@ struct Recording {
   std::size_t rechecks = 0;             // trials begun that way
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
+  // Where its last iteration began: the session's call count and clock at its first call (one that
+  // takes the calls over after another recording's false start began there too).
+  std::size_t began_at_call = 0;
+  std::uint64_t began_at_ns = 0;
+  bool began_timed = false;    // that iteration began in its trial's timings (not_its_iteration undoes it)
+  bool began_counted = false;  // ... and in trial_iterations
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
   // The executor's execs made and node writes so far (totals) when its last iteration began.
   IterationWork work_at_begin;
@@ -315,7 +321,9 @@ class RunSession {
   void start_plain_block(Recording& r);
   // The execs made and nodes written since r's last iteration began (remembering now's counts).
   IterationWork work_since_last_start(Recording& r);
-  void time_start(Recording& r, bool previous_whole, IterationWork work);
+  void time_start(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
+  void begin_timed(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
+  void not_its_iteration(Recording& r);
   void plain_block_or_wait(Recording& r);
   // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's buffers
   // move from one iteration to the next (Recording::buffers_move). True when they do and r was
@@ -405,6 +413,9 @@ class RunSession {
   Recording* ended_ = nullptr;
   std::atomic<bool> watching_end_{false};
   bool taking_over_ = false;  // after_false_start feeds a recording the calls another let go
+  // ... which began the program's iteration at this call count and clock (the first one's).
+  std::size_t takeover_call_ = 0;
+  std::uint64_t takeover_ns_ = 0;
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
 };
