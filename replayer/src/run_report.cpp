@@ -53,6 +53,7 @@ trace::json recording_json(const RunSession& session, const Recording& rec, cons
                    {"fallbacks", reasons_json(s.fallbacks)},
                    {"fallbacks_taken_by_side_exits", rec.fallbacks_to_side_exits},
                    {"switches_to_unrecorded_iterations", rec.switches_to_unrecorded},
+                   {"mismatches_within_one_iteration", rec.mismatches_in_one_iteration},
                    {"setup", extras.setup},
                    {"graphs", extras.graphs}};
   if (rec.state == RecordingState::Dropped) j["dropped_because"] = rec.dropped_because;

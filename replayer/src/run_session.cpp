@@ -22,12 +22,12 @@ bool could_begin(const Recording& r, std::uint64_t signature) {
 
 // Fall-backs and false starts, but not the false starts another recording took over (a training
 // step that begins like the eval step: a switch, not a failure), nor switches to iterations not
-// recorded yet.
+// recorded yet, nor mismatches counted with another in the same iteration's worth of calls.
 std::size_t failures(const Recording& r) {
   const ShortCircuitSummary& s = r.short_circuit->summary();
   const std::size_t n = s.false_starts - std::min(s.false_starts, r.false_starts_taken_over) + s.fallbacks_total;
   // (A side exit taken is the program's way, not a failure.)
-  return n - std::min(n, r.fallbacks_to_side_exits + r.switches_to_unrecorded);
+  return n - std::min(n, r.fallbacks_to_side_exits + r.switches_to_unrecorded + r.mismatches_in_one_iteration);
 }
 
 bool replayed_whole(const Recording& r) { return r.short_circuit->summary().iterations_replayed > 0; }
@@ -580,7 +580,9 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
       // no recording holds yet (batches padded to three lengths, drawn at random: each recording
       // would fail on the other two's until they were recorded too, and be dropped first). A false
       // start or fall-back, with its reason, but no failure.
-      if (l.recording != &failed && replayed_whole(*l.recording)) ++l.recording->switches_to_unrecorded;
+      const bool switch_to_unrecorded = l.recording == &failed ? failed_switched : replayed_whole(*l.recording);
+      if (l.recording != &failed && switch_to_unrecorded) ++l.recording->switches_to_unrecorded;
+      if (!switch_to_unrecorded) count_mismatch(*l.recording);
     }
     if (l.recording != &failed || !failed_switched) after_failures(*l.recording);
   }
@@ -734,6 +736,17 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
     return action;  // held: issued by release(), in order; run in place (a host copy): the program's
   }
   return action;
+}
+
+// A mismatch of r before any of its graphs launched, which is a failure: one within an iteration's
+// worth of calls of the last one counted is the same iteration of the program's, met again (the
+// recording's first call recurs inside the program's steps).
+void RunSession::count_mismatch(Recording& r) {
+  if (r.mismatch_counted_at > 0 && calls_seen() < r.mismatch_counted_at + r.calls) {
+    ++r.mismatches_in_one_iteration;
+  } else {
+    r.mismatch_counted_at = calls_seen();
+  }
 }
 
 void RunSession::after_failures(Recording& r) {
@@ -937,6 +950,11 @@ std::string RunSession::summary_text() const {
       out << "  (" << r->switches_to_unrecorded
           << " of the false starts and fall-backs were the program running an iteration no recording holds: "
              "no failures)\n";
+    }
+    if (r->mismatches_in_one_iteration) {
+      out << "  (" << r->mismatches_in_one_iteration
+          << " of the false starts and fall-backs came within one iteration's worth of calls of another: counted "
+             "with it, as one failure)\n";
     }
   }
   return out.str();

@@ -191,6 +191,18 @@ TEST(RunReport, AProcessThatRecordedNothingSaysWhatTheAutomaticRangeSaw) {
   EXPECT_EQ(nothing_replayed_because(s, {"/tmp/t.json: refused"}, "no period"), "/tmp/t.json: refused");
 }
 
+TEST(RunReport, MismatchesWithinOneIterationAreCountedInTheSummary) {
+  // The recording's first call comes twice in each step of another length: two false starts a
+  // step, the second counted with the first.
+  Log log;
+  RunSession s = trusted_session();
+  s.add(recording("/tmp/t.json", {1, 2, 1, 3}, log));
+  for (int i = 0; i < 3; ++i) issue(s, {1, 5, 1, 6});
+  const trace::json j = run_summary_json({s, "/tmp/t.json", {}, {}, {}, {}});
+  EXPECT_EQ(j["recordings"][0].value("false_starts", -1), 6);
+  EXPECT_EQ(j["recordings"][0].value("mismatches_within_one_iteration", -1), 3);
+}
+
 TEST(RunReport, AFalseStartNobodyTookOverKeepsItsReason) {
   // The program's input copy matches, then a kernel of another shape: not a fall-back (only the
   // first call matched), but the summary says why that step ran plain.

@@ -586,6 +586,41 @@ TEST_F(RunSessionTest, AOneStepPassRightBeforeTheTrainingStepsGetsItsTrialDecide
   EXPECT_GE(train.short_circuit->summary().iterations_replayed, 1100u);
 }
 
+// A recording whose first call (a fill kernel) comes three times in each step meets the steps of a
+// length not recorded yet: each gives three false starts, one where the step begins and two inside
+// it. They count as one failure a step (within one iteration's worth of calls of the last counted),
+// so six such steps do not drop it before its own steps come (before: 18 false starts, dropped
+// with none replayed, as bucketed_inference.py's recordings were on the H200: 16 in three steps).
+TEST_F(RunSessionTest, FalseStartsWithinOneIterationOfCallsCountOnce) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  s.add(recording("own", own, log_));
+  for (int i = 0; i < 6; ++i) iterate(s, other);
+  const Recording& r = *s.recordings()[0];
+  EXPECT_EQ(r.short_circuit->summary().false_starts, 18u);
+  EXPECT_EQ(r.mismatches_in_one_iteration, 12u);
+  ASSERT_NE(r.state, RecordingState::Dropped) << r.dropped_because;
+  EXPECT_NE(s.summary_text().find("12 of the false starts and fall-backs came within one iteration's worth of calls of "
+                                  "another: counted with it, as one failure"),
+            std::string::npos)
+      << s.summary_text();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(iterate(s, own), own.size()) << i;
+  EXPECT_EQ(r.short_circuit->summary().iterations_replayed, 3u);  // (the fourth counts at the next call)
+  // A recording no step of the program matches is still dropped, after 16 steps
+  // (RunOptions::failure_limit) instead of 6.
+  RunSession wrong = session(o);
+  wrong.add(recording("wrong", own, log_));
+  std::size_t steps = 0;
+  while (steps < 40 && wrong.recordings()[0]->state != RecordingState::Dropped) {
+    iterate(wrong, other);
+    ++steps;
+  }
+  EXPECT_EQ(steps, o.failure_limit);
+  EXPECT_NE(wrong.recordings()[0]->dropped_because.find("kept falling back"), std::string::npos);
+}
+
 // The same pass followed by a call that begins no recording (a logging kernel) before training
 // goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
 // good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests

@@ -170,6 +170,11 @@ struct Recording {
   // whole iterations: the program ran an iteration no recording holds yet (a batch padded to
   // another length). No failures either.
   std::size_t switches_to_unrecorded = 0;
+  // Mismatches before any graph launched (false starts, fall-backs) within one iteration's worth of
+  // calls of the last one counted: one failure with it (its first call recurs inside the program's
+  // steps, a fill kernel 15 times in each). mismatch_counted_at: the session's call count then.
+  std::size_t mismatches_in_one_iteration = 0;
+  std::size_t mismatch_counted_at = 0;
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
@@ -324,6 +329,7 @@ class RunSession {
   void time_start(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
   void begin_timed(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
   void not_its_iteration(Recording& r);
+  void count_mismatch(Recording& r);
   void plain_block_or_wait(Recording& r);
   // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's buffers
   // move from one iteration to the next (Recording::buffers_move). True when they do and r was
