@@ -574,8 +574,27 @@ case $part in
     pairs buckets 200 --pairs 1 --idle bucketed_inference:200
     pairs sixth-benchmark 150 --pairs 1 --mode benchmark distill_train:100
     ;;
+  63)  # the inference service's recordings, looked at: GPU tests on the current build; a debug run whose
+    # traces come back, with each recording's first tasks and where its first kernel recurs
+    ctest_gpu
+    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
+      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    cp "$out/bucketed-debug.log" "$out"/bucketed*.json "$results/" 2>/dev/null
+    grep "automatic range\|nimble run:\|trial\|look" "$out/bucketed-debug.log" | cut -c1-260 | head -60
+    for t in "$out"/bucketed.[0-9]*.json; do case $t in *.run.json) ;; *) python3 "$root/scripts/gpu/trace_head.py" "$t" 14;; esac; done
+    ;;
+  64)  # after the trial times iterations of recordings that begin alike and mismatches within one iteration
+    # count once: GPU tests; the inference service's debug run (recordings, trials); its pairs, both modes
+    ctest_gpu
+    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
+      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    cp "$out/bucketed-debug.log" "$out"/bucketed.run.json "$results/" 2>/dev/null
+    grep "automatic range\|nimble run:\|(\|look" "$out/bucketed-debug.log" | grep -v "^nimble\[debug\].*capture window" | cut -c1-300 | head -60
+    pairs buckets 200 --pairs 1 --idle bucketed_inference:200
+    pairs buckets-benchmark 200 --pairs 1 --mode benchmark bucketed_inference:200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 62)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 64)" >&2
     exit 2
     ;;
 esac
