@@ -34,6 +34,12 @@ const char* run_reason(HostPoint::Kind kind) {
   return nullptr;
 }
 
+bool waits_for_gpu(HostPoint::Kind kind) {
+  using Kind = HostPoint::Kind;
+  return kind == Kind::StreamSync || kind == Kind::ContextSync || kind == Kind::EventSync || kind == Kind::StreamQuery ||
+         kind == Kind::EventQuery;
+}
+
 bool on_one_stream(HostPoint::Kind kind) {
   using Kind = HostPoint::Kind;
   return kind == Kind::EventRecord || kind == Kind::StreamWait || kind == Kind::StreamSync || kind == Kind::StreamQuery;

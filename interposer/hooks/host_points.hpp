@@ -45,6 +45,9 @@ const char* run_reason(HostPoint::Kind kind);
 // Whether the point concerns only its stream's work (a side thread's then makes what is held back
 // go out first only when it shares that stream): event records, waits, stream syncs and queries.
 bool on_one_stream(HostPoint::Kind kind);
+// Whether the host waits for the GPU there, or polls it (a stream, event or device sync; a stream or
+// event query, as the automatic range counts them): a step may begin next.
+bool waits_for_gpu(HostPoint::Kind kind);
 // After the call succeeded, while the recorder records: its bookkeeping; and, always, the count
 // of the program's own captures (nimble run passes captured calls through too).
 void after_host_point(const HookInfo& h, const HostPoint& p);
@@ -59,6 +62,7 @@ CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
         short_circuit_host_visible(what);
       }
     }
+    if (waits_for_gpu(p.kind) && !on_side_thread()) run_host_synchronized();
   }
   if ((p.kind == HostPoint::Kind::EventRecord || p.kind == HostPoint::Kind::StreamWait) && should_record()) {
     p.captured = program_capturing(p.stream, h.stream);

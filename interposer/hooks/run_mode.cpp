@@ -617,6 +617,10 @@ bool run_engaged() {
   return r && r->session->engaged();
 }
 
+void run_host_synchronized() {
+  if (RunState* r = run_state()) r->session->host_synchronized();
+}
+
 void run_passed_by() {
   if (RunState* r = run_state(); r && r->session->passed_by()) g_watch_wanted.store(true, std::memory_order_relaxed);
 }

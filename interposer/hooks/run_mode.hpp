@@ -129,6 +129,9 @@ bool short_circuit_holds_free(FreeAsyncFn real, CUdeviceptr ptr, CUstream stream
 // Before a call that lets the program see results, orders other work after the stream's, or
 // frees memory (`what`: "synchronized a stream", ...): deferred work must be on the GPU first.
 void short_circuit_host_visible(const char* what);
+// The program's thread waited for the GPU: the next call may begin a recorded iteration whose first
+// call also comes inside it (RunSession::host_synchronized). Lock-free.
+void run_host_synchronized();
 // A side thread's copy or memset (from_side_thread), about to run as the program's own: what is
 // held back goes out first when it shares a stream with it (or either is the legacy stream, which
 // waits for the others); on other streams only the program's events order them.

@@ -84,6 +84,9 @@ std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
   r->end_reads = setup.end_reads;
   r->fingerprint = setup.fingerprint;
   r->exit_of = setup.side_exit;
+  const auto& calls = r->call_signatures;
+  r->begins_after_host_point = r->end_reads > 0 && !calls.empty() &&
+                               std::find(calls.begin() + 1, calls.end(), r->first_signature) != calls.end();
   for (const Op& op : r->plan.ops) r->calls += op.kind != OpKind::Nop;
   r->executor = setup.make_executor(r->plan, r->segments);
   r->short_circuit = std::make_unique<ShortCircuit>(r->plan, r->segments, is_device_pointer_, *r->executor, setup.rule);
@@ -165,6 +168,7 @@ void RunSession::publish_recordings() {
   for (const auto& r : recordings_) {
     if (r->state != RecordingState::Dropped && !r->exit_of && k < kMaxRecordings) {
       begins_from_[k].store(r->state == RecordingState::Resting ? r->rest_until : 0, std::memory_order_relaxed);
+      after_host_point_only_[k].store(r->begins_after_host_point, std::memory_order_relaxed);
       first_signatures_[k++].store(r->first_signature, std::memory_order_relaxed);
     }
   }
@@ -181,7 +185,10 @@ bool RunSession::concerns(std::uint64_t signature) const {
     const std::uint64_t v = first_signatures_[k].load(std::memory_order_relaxed);
     if (v == 0) return false;
     // (+ 1: this call, counted as on_call begins, is the first a rest's end lets wake the recording)
-    if (v == signature && calls_.load(std::memory_order_relaxed) + 1 >= begins_from_[k].load(std::memory_order_relaxed)) {
+    const std::size_t calls = calls_.load(std::memory_order_relaxed);
+    if (v == signature && calls + 1 >= begins_from_[k].load(std::memory_order_relaxed) &&
+        (!after_host_point_only_[k].load(std::memory_order_relaxed) ||
+         calls == host_point_at_.load(std::memory_order_relaxed))) {
       return true;
     }
   }
@@ -294,6 +301,15 @@ bool RunSession::counts_plain(std::uint64_t signature) {
 
 Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   calls_.fetch_add(1, std::memory_order_relaxed);
+  const auto* copy = std::get_if<CopyCall>(&call);
+  // A read of results by the host: the call after it comes after a host point.
+  struct HostRead {
+    RunSession& s;
+    bool is;
+    ~HostRead() {
+      if (is) s.host_point_at_.store(s.calls_seen(), std::memory_order_relaxed);
+    }
+  } host_read{*this, copy && copy->direction == CopyDirection::DtoH};
   Recording* ended = take_ended();
   side_exit_window_.reset();  // (asked for by this call only)
   if (plain_owner_ && counted_plain(signature)) {
@@ -351,6 +367,7 @@ void RunSession::settle() {
   if (!r.short_circuit->awaiting_iteration()) return;
   active_ = nullptr;
   r.completed_at = calls_seen();
+  host_point_at_.store(calls_seen(), std::memory_order_relaxed);  // the next call follows a recorded iteration's end
   r.rank = ++rank_clock_;
   eager_since_begun_.store(0, std::memory_order_relaxed);  // the program still runs a recorded iteration
   requested_.store(false, std::memory_order_relaxed);
@@ -461,7 +478,7 @@ Action RunSession::offer(std::uint64_t signature, GpuCall&& call) {
   std::vector<Recording*> candidates;
   for (auto& r : recordings_) {
     if (r->state == RecordingState::Resting && r->first_signature == signature) wake_if_rested(*r);
-    if (could_begin(*r, signature)) candidates.push_back(r.get());
+    if (could_begin(*r, signature) && may_begin_here(*r)) candidates.push_back(r.get());
   }
   // Highest rank first: a recording that completed an iteration moves to the front, one that
   // failed to the back, so recordings sharing their first calls (a training and an eval step)
@@ -517,6 +534,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     for (auto& r : recordings_) {
       if (!could_begin(*r, failed.first_signature)) continue;
       if (std::find(tried.begin(), tried.end(), r.get()) != tried.end() || !can_take_over(*r, fs)) continue;
+      if (r->begins_after_host_point && !failed.began_after_host_point) continue;  // (mid-step, for it)
       if (!next || r->rank > next->rank) next = r.get();
     }
     if (!next) break;
@@ -525,6 +543,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     taking_over_ = true;  // no plain block may take its iteration over while it is fed
     takeover_call_ = failed.began_at_call;
     takeover_ns_ = failed.began_at_ns;
+    takeover_after_host_point_ = failed.began_after_host_point;
     bool fed = true;
     for (std::size_t i = 0; i < fs.matched.size(); ++i) {
       const Action a = through(*next, GpuCall(fs.matched[i].call));  // held by it, or taken as run (it ran)
@@ -702,6 +721,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   if (sc.iterations_started() > started) {
     r.began_at_call = at_call;
     r.began_at_ns = taking_over_ ? takeover_ns_ : clock_();
+    r.began_after_host_point = taking_over_ ? takeover_after_host_point_ : after_host_point();
     iteration_began_at_call(r);
     r.last_begun = calls_seen();
     if (!began_by_plain_block_) iteration_began(r, previous_whole);

@@ -593,8 +593,14 @@ case $part in
     pairs buckets 200 --pairs 1 --idle bucketed_inference:200
     pairs buckets-benchmark 200 --pairs 1 --mode benchmark bucketed_inference:200
     ;;
+  65)  # the inference service's pairs again, three in deterministic mode with idle and A/A, two in benchmark
+    # mode: is part 64's 0.94 (one pair, processes 4% apart) real?
+    pairs buckets3 280 --pairs 3 --idle --aa bucketed_inference:200
+    pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 64)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 65)" >&2
     exit 2
     ;;
 esac

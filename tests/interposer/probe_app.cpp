@@ -927,6 +927,50 @@ int overhead(int iterations, int kernels, bool changing, bool record_all = false
   return 0;
 }
 
+// An inference service's step as bucketed_inference.py makes it (H200 trace): a fill kernel begins
+// the step and comes back 14 times inside it, each time before a kernel whose grid follows the
+// batch's length (one of three, drawn at random); the second call (a random-number kernel) is the
+// step's own; the result is copied to the host and synchronised at the end. Prints this thread's
+// CPU time per launch over the second half of the steps (service_steps, for callgrind too).
+struct ServiceLoop {
+  CUfunction scale, fill;
+  CUdeviceptr a, b;
+  std::uint32_t traffic = 17;
+  float host[256] = {};
+  void run(int steps) {
+    for (int i = 0; i < steps; ++i) {
+      traffic = traffic * 1103515245u + 12345u;
+      const unsigned g = 1u << ((traffic >> 16) % 3);
+      int n = 100 + i, m = 7;
+      void* scale_args[] = {&a, &b, &n};
+      void* fill_args[] = {&b, &m};
+      cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+      cuLaunchKernel(scale, 1, 1, 1, 32, 1, 1, 0, nullptr, scale_args, nullptr);
+      for (int k = 0; k < 14; ++k) {
+        cuLaunchKernel(fill, 1, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+        cuLaunchKernel(scale, g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+      }
+      cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+      cuStreamSynchronize(nullptr);
+    }
+  }
+};
+
+__attribute__((noinline)) void service_steps(ServiceLoop& loop, int steps) { loop.run(steps); }
+
+int service(int steps) {
+  auto [scale, fill, a, b] = LoopParts();
+  ServiceLoop loop{scale, fill, a, b};
+  loop.run(steps / 2);
+  const std::uint64_t cpu_start = thread_cpu_ns();
+  service_steps(loop, steps - steps / 2);
+  const std::uint64_t cpu_end = thread_cpu_ns();
+  std::printf("late_cpu_ns_per_launch=%.1f\n", static_cast<double>(cpu_end - cpu_start) / ((steps - steps / 2) * 30.0));
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  return 0;
+}
+
 // A single-stream loop whose tensors come from a stream-ordered pool, as under PyTorch's
 // backend:cudaMallocAsync: each iteration allocates a new input before the last one is freed (so
 // two addresses alternate), a temporary that is freed right after the kernels that use it, one
@@ -1076,6 +1120,7 @@ int main(int argc, char** argv) {
   if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
   // Iterations of 4 launches, a copy and a sync (6 calls): shorter than nimble run's minimum; as
   // many launches in the second half as the modes above.
+  if (mode == "service") return service(argc > 2 ? std::atoi(argv[2]) : 2000);
   if (mode == "overhead-short") return overhead(argc > 2 ? std::atoi(argv[2]) : 100000, 4, false);
   // 1000 iterations whose launch shapes never repeat, then 2000 that do.
   if (mode == "unrepeating-then-loop") return overhead(3000, 50, false, false, true, 0, 0, 1000);

@@ -718,6 +718,22 @@ TEST(RunCommand, LengthsThatPartAtTheSecondCallAreEachRecordedAndReplayed) {
   EXPECT_GT(first.value("false_starts", 0), 0) << first.dump(2);
 }
 
+// The inference service as bucketed_inference.py issues it (a fill kernel begins each step and
+// comes back 14 times inside it; the labels are read at the end), its trials on: each recording
+// begins only right after the program's host sync, so the fill kernels inside a step are no false
+// starts (before: 1965 false starts in 400 steps, 153 steps replayed; after: 87, 170; the H200's
+// service lost 0.5-1 ms in each step no recording replayed). The results are the plain run's.
+TEST(RunCommand, AServiceWhoseFirstKernelRecursInsideItsStepsHasNoFalseStartsThere) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/t.json", "service 400", {"NIMBLE_RUN_MIN_SPEEDUP=0.01"}, /*trial=*/true);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/t.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  EXPECT_LE(summary.value("false_starts", 100000), 400) << r.output;  // at most one a step
+  EXPECT_GE(summary.value("iterations_replayed", 0), 100) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("service 400").output));
+}
+
 // A program whose steps are 6 calls (an input copy, three kernels, a copy out and its sync) and eval
 // steps 4: nimble run records none of them, the program runs as it would plain, and the exit line
 // says why.

@@ -621,6 +621,48 @@ TEST_F(RunSessionTest, FalseStartsWithinOneIterationOfCallsCountOnce) {
   EXPECT_NE(wrong.recordings()[0]->dropped_because.find("kept falling back"), std::string::npos);
 }
 
+// The same service when its step ends with a host read (the labels copied to the host, then a
+// stream sync), as bucketed_inference.py's does: the recording's iteration ends with that read, so
+// it begins only right after a host point. Inside a step its first call concerns nothing (the hooks'
+// fast path) and is no false start: one a step of another length, where there were three.
+TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  RecordingSetup setup = recording("own", own, log_);
+  setup.end_reads = setup.calls_before_first = 1;  // the labels' copy to the host, left to the program
+  s.add(std::move(setup));
+  const Recording& r = *s.recordings()[0];
+  ASSERT_TRUE(r.begins_after_host_point);
+  std::size_t mid_step_concerned = 0, deferred = 0;
+  auto step = [&](const std::vector<std::uint64_t>& kernels) {
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      if (i > 0 && kernels[i] == 1 && !s.engaged()) mid_step_concerned += s.concerns(sig(1));
+      deferred += hand_over(s, sig(kernels[i]), call_of(kernels[i])) == Action::Deferred;
+    }
+    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
+    s.host_synchronized();
+  };
+  for (int i = 0; i < 6; ++i) step(other);
+  EXPECT_EQ(r.short_circuit->summary().false_starts, 6u);
+  EXPECT_EQ(mid_step_concerned, 0u);
+  deferred = 0;
+  for (int i = 0; i < 4; ++i) step(own);
+  EXPECT_EQ(deferred, 4 * own.size());
+  EXPECT_EQ(r.short_circuit->summary().iterations_replayed, 3u);  // (the fourth counts at the next call)
+  // Right after a recorded iteration's end, with no host read between: a host point too.
+  deferred = 0;
+  for (std::uint64_t f : own) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+  EXPECT_EQ(deferred, own.size());
+  // After a step of the other length that reads nothing at its end, the next step's first call is
+  // the middle of something for it: the program runs that step.
+  for (std::uint64_t f : other) hand_over(s, sig(f), call_of(f));
+  deferred = 0;
+  for (std::uint64_t f : own) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+  EXPECT_EQ(deferred, 0u);
+}
+
 // The same pass followed by a call that begins no recording (a logging kernel) before training
 // goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
 // good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests

@@ -126,6 +126,12 @@ struct Recording {
   std::vector<std::uint64_t> call_signatures;  // RecordingSetup::call_signatures
   std::size_t calls_before_first = 0;          // RecordingSetup::calls_before_first
   std::size_t end_reads = 0;                   // RecordingSetup::end_reads
+  // Its first call comes again inside its iteration, which ends with host reads: it begins an
+  // iteration only right after a host sync or read, or another recorded iteration's end. Elsewhere
+  // that call is the middle of a step (an inference service's fill kernel, 15 times a step: each
+  // was a false start, held and handed back, in every step no recording replayed).
+  bool begins_after_host_point = false;
+  bool began_after_host_point = false;  // its last iteration began so
   std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
   std::unique_ptr<Executor> executor;
   std::unique_ptr<ShortCircuit> short_circuit;
@@ -214,6 +220,9 @@ class RunSession {
   // A call that did not concern the session ran eagerly. True once when the program counts as
   // having moved on (the hooks then look for a new iteration). Lock-free.
   bool passed_by();
+  // Lock-free: the program waited for the GPU (a stream, an event, the device). The next call may
+  // begin an iteration of a recording that begins only after a host point.
+  void host_synchronized() { host_point_at_.store(calls_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
   // True once each time a new recording becomes wanted (wants_recording), until a recording is
   // added, refused, or a recorded iteration completes again.
   bool take_request();
@@ -330,6 +339,9 @@ class RunSession {
   void begin_timed(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
   void not_its_iteration(Recording& r);
   void count_mismatch(Recording& r);
+  // The call being handled (counted already) comes right after a host point.
+  bool after_host_point() const { return calls_seen() == host_point_at_.load(std::memory_order_relaxed) + 1; }
+  bool may_begin_here(const Recording& r) const { return !r.begins_after_host_point || after_host_point(); }
   void plain_block_or_wait(Recording& r);
   // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's buffers
   // move from one iteration to the next (Recording::buffers_move). True when they do and r was
@@ -398,6 +410,10 @@ class RunSession {
   // call sharing a resting recording's first signature took the checked path for the whole rest
   // (the host-cost probe, 200 launches of one kernel: 878 instructions a launch, 327 with it).
   std::array<std::atomic<std::size_t>, kMaxRecordings> begins_from_{};
+  std::array<std::atomic<bool>, kMaxRecordings> after_host_point_only_{};  // Recording::begins_after_host_point
+  // The call count at the last host sync or read, or recorded iteration's end: the call after it
+  // (calls_ one more) comes right after a host point.
+  std::atomic<std::size_t> host_point_at_{0};
   std::atomic<std::size_t> calls_{0};
   std::atomic<std::size_t> eager_since_begun_{0};
   std::atomic<std::size_t> stale_after_{1024};
@@ -422,6 +438,7 @@ class RunSession {
   // ... which began the program's iteration at this call count and clock (the first one's).
   std::size_t takeover_call_ = 0;
   std::uint64_t takeover_ns_ = 0;
+  bool takeover_after_host_point_ = false;
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
 };
