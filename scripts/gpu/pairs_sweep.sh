@@ -599,8 +599,15 @@ case $part in
     pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
     ;;
+  66)  # after the host-point rule (a recording whose first call recurs begins only after a host sync or read):
+    # GPU tests; the inference service's pairs as in part 65; its step medians
+    ctest_gpu
+    pairs buckets3 280 --pairs 3 --idle bucketed_inference:200
+    pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 65)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 66)" >&2
     exit 2
     ;;
 esac
