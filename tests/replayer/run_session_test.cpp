@@ -69,6 +69,18 @@ class RunSessionTest : public ::testing::Test {
     return deferred;
   }
 
+  // Recordings of the training and the eval step (which begin alike), then 120 epochs of ten
+  // training steps and one eval step, `after_eval` issued after each eval step.
+  void train_then_eval_epochs(RunSession& s, const std::vector<std::uint64_t>& after_eval) {
+    s.add(recording("train", train_, log_));
+    s.add(recording("eval", eval_, log_));
+    for (int epoch = 0; epoch < 120; ++epoch) {
+      for (int i = 0; i < 10; ++i) iterate(s, train_);
+      iterate(s, eval_);
+      if (!after_eval.empty()) iterate(s, after_eval);
+    }
+  }
+
   Log log_;
   std::size_t requests_ = 0;  // times the session asked for a new recording
   std::size_t side_exit_windows_ = 0;  // times it asked for a side exit's stretch to be recorded
@@ -570,12 +582,7 @@ TEST_F(RunSessionTest, AnEvalPassShorterThanABlockIsNotTakenForOneWhoseCallsVary
 TEST_F(RunSessionTest, AOneStepPassRightBeforeTheTrainingStepsGetsItsTrialDecided) {
   RunOptions o;
   RunSession s = session(o);
-  s.add(recording("train", train_, log_));
-  s.add(recording("eval", eval_, log_));
-  for (int epoch = 0; epoch < 120; ++epoch) {
-    for (int i = 0; i < 10; ++i) iterate(s, train_);
-    iterate(s, eval_);
-  }
+  train_then_eval_epochs(s, {});
   const Recording& train = *s.recordings()[0];
   const Recording& eval = *s.recordings()[1];
   EXPECT_EQ(train.state, RecordingState::Replaying);
@@ -671,13 +678,7 @@ TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) 
 TEST_F(RunSessionTest, AOneStepPassThatIsNeverTimedRestsWithTheReason) {
   RunOptions o;
   RunSession s = session(o);
-  s.add(recording("train", train_, log_));
-  s.add(recording("eval", eval_, log_));
-  for (int epoch = 0; epoch < 120; ++epoch) {
-    for (int i = 0; i < 10; ++i) iterate(s, train_);
-    iterate(s, eval_);
-    iterate(s, {7});
-  }
+  train_then_eval_epochs(s, {7});
   const Recording& train = *s.recordings()[0];
   const Recording& eval = *s.recordings()[1];
   EXPECT_EQ(train.state, RecordingState::Replaying);
