@@ -606,8 +606,17 @@ case $part in
     pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
     ;;
+  67)  # (for the next session) the service's steps no recording replays cost 0.3-1.4 ms more than plain
+    # ones: which of nimble's activities? No looks asked for by staleness; no trial (trusted at once);
+    # one recording at most. Two interleaved pairs each, step medians by length.
+    pairs buckets-nostale 150 --pairs 2 --run run:NIMBLE_RUN_STALE=1000000000 bucketed_inference:200
+    pairs buckets-notrial 150 --pairs 2 --run run:NIMBLE_RUN_TRIAL=0 bucketed_inference:200
+    pairs buckets-one 150 --pairs 2 --run run:NIMBLE_RUN_RECORDINGS=1 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-nostale" "$out/$part-buckets-notrial" \
+      "$out/$part-buckets-one" > "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 66)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 67)" >&2
     exit 2
     ;;
 esac
