@@ -1179,7 +1179,11 @@ TEST(RunCommand, BuffersRotatingAmongThreeSetsGoOnToTheTrialAndBuffersNewEveryIt
       EXPECT_EQ(timed, 0u) << rec.dump(2);  // dropped after its warm-up
     } else {
       EXPECT_GT(timed, 0u) << rec.dump(2);
-      EXPECT_NE(dropped.find("did not pay in its trial"), std::string::npos) << dropped;
+      // The trial showed no gain: slower, or (a loaded machine: ASan on two cores once timed
+      // replayed iterations of 1.6-8.1 ms) phases of two kinds it cannot compare. Either drops it.
+      const bool no_gain = dropped.find("did not pay in its trial") != std::string::npos ||
+                           dropped.find("its trial could not compare the program's iterations") != std::string::npos;
+      EXPECT_TRUE(no_gain) << dropped;
       EXPECT_NE(dropped.find("to addresses none of its recent iterations had), so it is not tried again"), std::string::npos)
           << dropped;
       EXPECT_FALSE(rec.contains("earlier_trial_speedups")) << rec.dump(2);  // one trial, no rest
