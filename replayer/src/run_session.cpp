@@ -534,16 +534,13 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
     for (auto& r : recordings_) {
       if (!could_begin(*r, failed.first_signature)) continue;
       if (std::find(tried.begin(), tried.end(), r.get()) != tried.end() || !can_take_over(*r, fs)) continue;
-      if (r->begins_after_host_point && !failed.began_after_host_point) continue;  // (mid-step, for it)
+      if (r->begins_after_host_point && !failed.began.after_host_point) continue;  // (mid-step, for it)
       if (!next || r->rank > next->rank) next = r.get();
     }
     if (!next) break;
     tried.push_back(next);
     ShortCircuit& sc = *next->short_circuit;
-    taking_over_ = true;  // no plain block may take its iteration over while it is fed
-    takeover_call_ = failed.began_at_call;
-    takeover_ns_ = failed.began_at_ns;
-    takeover_after_host_point_ = failed.began_after_host_point;
+    taking_over_ = failed.began;  // no plain block may take its iteration over while it is fed
     bool fed = true;
     for (std::size_t i = 0; i < fs.matched.size(); ++i) {
       const Action a = through(*next, GpuCall(fs.matched[i].call));  // held by it, or taken as run (it ran)
@@ -556,7 +553,7 @@ Action RunSession::after_false_start(Recording& failed, std::uint64_t signature,
       fed = false;
       break;
     }
-    taking_over_ = false;
+    taking_over_.reset();
     if (sc.handing_back()) {  // a mismatch among them: the same calls back
       const FalseStart again = *sc.take_false_start();
       let_go.push_back({next, again.mismatch, again.first_only()});
@@ -711,7 +708,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   // Its previous iteration was replayed whole, and this is the very next call (after the calls
   // that come before its first, host functions the program runs itself). Taking over another
   // recording's false start, the iteration began at that one's first call.
-  const std::size_t at_call = taking_over_ ? takeover_call_ : calls_seen();
+  const std::size_t at_call = taking_over_ ? taking_over_->call : calls_seen();
   const bool previous_whole = sc.armed() && sc.awaiting_iteration() && at_call == r.completed_at + 1 + r.calls_before_first;
   const std::size_t started = sc.iterations_started();
   const std::size_t failed = failures(r);
@@ -719,9 +716,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
   if (sc.iterations_started() > started) {
-    r.began_at_call = at_call;
-    r.began_at_ns = taking_over_ ? takeover_ns_ : clock_();
-    r.began_after_host_point = taking_over_ ? takeover_after_host_point_ : after_host_point();
+    r.began = taking_over_ ? *taking_over_ : IterationStart{at_call, clock_(), after_host_point()};
     iteration_began_at_call(r);
     r.last_begun = calls_seen();
     if (!began_by_plain_block_) iteration_began(r, previous_whole);
@@ -749,7 +744,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
       return action;
     }
     r.comparison->switch_phase();  // (resuming a block that another recording's iteration cut)
-    r.comparison->iteration_began(r.began_at_ns, false);
+    r.comparison->iteration_began(r.began.ns, false);
     plain_owner_ = index_of(r);
     plain_calls_ = matched;
     active_ = nullptr;

@@ -100,7 +100,7 @@ void RunSession::iteration_began(Recording& r, bool previous_whole) {
   r.began_timed = r.began_counted = false;
   // (Trusted, without --compare: nothing more to time.)
   if (!r.comparison || !replays(r) || r.warmup_left > 0 || !measuring(r)) return;
-  begin_timed(r, r.began_at_ns, previous_whole, work);
+  begin_timed(r, r.began.ns, previous_whole, work);
 }
 
 // r's iteration began at `ns`: the one before is timed if it was whole, and the trial may decide.

@@ -118,6 +118,14 @@ enum class RecordingState {
 };
 const char* state_name(RecordingState state);
 
+// Where an iteration began: the session's call count and clock at its first call, and whether that
+// call came right after a host point (RunSession::after_host_point).
+struct IterationStart {
+  std::size_t call = 0;
+  std::uint64_t ns = 0;
+  bool after_host_point = false;
+};
+
 struct Recording {
   std::string name;
   ReplayPlan plan;
@@ -131,7 +139,6 @@ struct Recording {
   // that call is the middle of a step (an inference service's fill kernel, 15 times a step: each
   // was a false start, held and handed back, in every step no recording replayed).
   bool begins_after_host_point = false;
-  bool began_after_host_point = false;  // its last iteration began so
   std::size_t calls = 0;            // GPU calls of one iteration (ops that launch something)
   std::unique_ptr<Executor> executor;
   std::unique_ptr<ShortCircuit> short_circuit;
@@ -149,10 +156,9 @@ struct Recording {
   std::size_t rechecks = 0;             // trials begun that way
   std::size_t last_begun = 0;       // the session's call count when it last began an iteration
   std::size_t completed_at = 0;     // the session's call count when its last iteration completed
-  // Where its last iteration began: the session's call count and clock at its first call (one that
-  // takes the calls over after another recording's false start began there too).
-  std::size_t began_at_call = 0;
-  std::uint64_t began_at_ns = 0;
+  // Where its last iteration began (one that takes the calls over after another recording's false
+  // start began where that one did).
+  IterationStart began;
   bool began_timed = false;    // that iteration began in its trial's timings (not_its_iteration undoes it)
   bool began_counted = false;  // ... and in trial_iterations
   std::size_t warmup_left = 0;      // replayed iterations still to complete before the trial is timed
@@ -434,11 +440,9 @@ class RunSession {
   // (concerns) as watching_end_: that call takes the slow path.
   Recording* ended_ = nullptr;
   std::atomic<bool> watching_end_{false};
-  bool taking_over_ = false;  // after_false_start feeds a recording the calls another let go
-  // ... which began the program's iteration at this call count and clock (the first one's).
-  std::size_t takeover_call_ = 0;
-  std::uint64_t takeover_ns_ = 0;
-  bool takeover_after_host_point_ = false;
+  // While after_false_start feeds a recording the calls another let go: where that one began the
+  // program's iteration.
+  std::optional<IterationStart> taking_over_;
   std::atomic<std::size_t> live_{0};  // recordings not dropped
   std::atomic<bool> gave_up_{false};
 };
