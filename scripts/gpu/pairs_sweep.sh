@@ -177,6 +177,15 @@ dataloader_moving_map() {
   python3 step_windows.py "$out/dataloader_workers-plain.log" "$out"/moving/dataloader_workers/step-map/*.log \
     | tee "$out/$part-dataloader_workers.txt" | grep -v "calls skipped\|heuristics"
 }
+bucketed_debug() {  # the inference service under nimble run, 120 steps, NIMBLE_DEBUG=1: $out/bucketed-debug.log, traces beside
+  (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
+    "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+}
+service_pairs() {  # [--aa]: the inference service, 3 deterministic pairs with idle, 2 in benchmark mode; step medians
+  pairs buckets3 280 --pairs 3 --idle "$@" bucketed_inference:200
+  pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
+  python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+}
 ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt, nimble run's summaries beside it
   (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
   tail -4 "$out/ctest-gpu.txt"
@@ -562,8 +571,7 @@ case $part in
     ;;
   61)  # part 60's inference service dropped each bucket's recording after 16 false starts: its debug log;
     # the distillation program (its validation batches fixed), one interleaved pair with idle
-    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
-      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    bucketed_debug
     cp "$out/bucketed-debug.log" "$out"/bucketed*.run.json "$results/" 2>/dev/null
     grep "automatic range\|nimble run:\|false start\|fall-back\|dropped\|trial" "$out/bucketed-debug.log" | cut -c1-260 | head -60
     pairs sixth-set 300 --pairs 1 --idle distill_train:100
@@ -577,8 +585,7 @@ case $part in
   63)  # the inference service's recordings, looked at: GPU tests on the current build; a debug run whose
     # traces come back, with each recording's first tasks and where its first kernel recurs
     ctest_gpu
-    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
-      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    bucketed_debug
     cp "$out/bucketed-debug.log" "$out"/bucketed*.json "$results/" 2>/dev/null
     grep "automatic range\|nimble run:\|trial\|look" "$out/bucketed-debug.log" | cut -c1-260 | head -60
     for t in "$out"/bucketed.[0-9]*.json; do case $t in *.run.json) ;; *) python3 "$root/scripts/gpu/trace_head.py" "$t" 14;; esac; done
@@ -586,8 +593,7 @@ case $part in
   64)  # after the trial times iterations of recordings that begin alike and mismatches within one iteration
     # count once: GPU tests; the inference service's debug run (recordings, trials); its pairs, both modes
     ctest_gpu
-    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 150 \
-      "$root/build-gpu/bin/nimble" run -o "$out/bucketed.json" -- python3 bucketed_inference.py > "$out/bucketed-debug.log" 2>&1)
+    bucketed_debug
     cp "$out/bucketed-debug.log" "$out"/bucketed.run.json "$results/" 2>/dev/null
     grep "automatic range\|nimble run:\|(\|look" "$out/bucketed-debug.log" | grep -v "^nimble\[debug\].*capture window" | cut -c1-300 | head -60
     pairs buckets 200 --pairs 1 --idle bucketed_inference:200
@@ -595,16 +601,12 @@ case $part in
     ;;
   65)  # the inference service's pairs again, three in deterministic mode with idle and A/A, two in benchmark
     # mode: is part 64's 0.94 (one pair, processes 4% apart) real?
-    pairs buckets3 280 --pairs 3 --idle --aa bucketed_inference:200
-    pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
-    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+    service_pairs --aa
     ;;
   66)  # after the host-point rule (a recording whose first call recurs begins only after a host sync or read):
     # GPU tests; the inference service's pairs as in part 65; its step medians
     ctest_gpu
-    pairs buckets3 280 --pairs 3 --idle bucketed_inference:200
-    pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
-    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+    service_pairs
     ;;
   67)  # (for the next session) the service's steps no recording replays cost 0.3-1.4 ms more than plain
     # ones: which of nimble's activities? No looks asked for by staleness; no trial (trusted at once);

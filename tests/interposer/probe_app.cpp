@@ -248,6 +248,12 @@ int fork_child_does_not_write() {
   return 0;
 }
 
+// 0, 1 or 2, drawn at random from `state` (a fixed generator: every run draws the same sequence).
+unsigned one_of_three(std::uint32_t& state) {
+  state = state * 1103515245u + 12345u;
+  return (state >> 16) % 3;
+}
+
 // What the single-stream loops share: the two fake kernels and two 1 KiB buffers.
 struct LoopParts {
   CUfunction scale = fake_driver_function("scale");
@@ -518,8 +524,8 @@ int program(int epochs, int steps, int evals, bool short_last = false, int eval_
       cuMemcpyDtoHAsync(host, b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
       static std::uint32_t clock = 1;
-      clock = clock * 1103515245u + 12345u;
-      for (unsigned r = 0; progress_reads && r < (clock >> 16) % 3; ++r) {
+      const unsigned reads = one_of_three(clock);
+      for (unsigned r = 0; progress_reads && r < reads; ++r) {
         cuMemcpyDtoHAsync(host + 128, a, 4, nullptr);
         cuStreamSynchronize(nullptr);
       }
@@ -553,8 +559,7 @@ int buckets(int steps, bool copy_later) {
   static float host[256];
   std::uint32_t traffic = 17;
   for (int i = 0; i < steps; ++i) {
-    traffic = traffic * 1103515245u + 12345u;
-    const unsigned g = 1u << ((traffic >> 16) % 3);
+    const unsigned g = 1u << one_of_three(traffic);
     int n = 100 + i;
     void* scale_args[] = {&a, &b, &n};
     int m = 7;
@@ -939,8 +944,7 @@ struct ServiceLoop {
   float host[256] = {};
   void run(int steps) {
     for (int i = 0; i < steps; ++i) {
-      traffic = traffic * 1103515245u + 12345u;
-      const unsigned g = 1u << ((traffic >> 16) % 3);
+      const unsigned g = 1u << one_of_three(traffic);
       int n = 100 + i, m = 7;
       void* scale_args[] = {&a, &b, &n};
       void* fill_args[] = {&b, &m};
