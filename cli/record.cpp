@@ -428,6 +428,21 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   std::map<std::string, FileStamp> before;
   for (const OutputFile& f : output_files(options.output)) before[f.path] = stamp(f.path);
   std::vector<std::string> environment = record_environment(options, preload, std::getenv("LD_PRELOAD"));
+  // A NIMBLE_* variable libnimble.so would refuse (and then not record at all): said now, not
+  // after a whole run that recorded nothing for a reason the summary could not name. The values
+  // nimble sets itself come from its options, checked already.
+  const auto program_sees = [&environment](const char* name) -> const char* {
+    const std::string prefix = std::string(name) + "=";
+    for (const std::string& e : environment) {
+      if (e.rfind(prefix, 0) == 0) return e.c_str() + prefix.size();
+    }
+    return std::getenv(name);
+  };
+  if (const std::vector<std::string> refused = settings::refused_settings(program_sees); !refused.empty()) {
+    for (const std::string& error : refused) std::cerr << verb << ": " << error << "; fix or unset it\n";
+    exit_code() = kExitBadInput;
+    return {};
+  }
 #ifdef NIMBLE_ASAN_RUNTIME
   // Sanitized build (NIMBLE_SANITIZE): its libnimble.so needs the ASan runtime loaded before it.
   for (auto& e : environment)

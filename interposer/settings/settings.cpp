@@ -1,24 +1,27 @@
 #include "settings/settings.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 
 namespace nimble::settings {
 namespace {
 
 // Longer counts are refused, never wrapped around to a small one: any 9 digits fit an int.
-constexpr std::size_t kMaxDigits = 9;
+// A count is an int: larger ones are refused with the cap named.
+constexpr long long kLargestCount = std::numeric_limits<int>::max();
 
-bool parse_positive(std::string_view text, int& out) {
-  if (text.empty() || text.size() > kMaxDigits) return false;
-  int value = 0;
+// The digits' value, capped just past kLargestCount; nullopt when `text` is not all digits.
+std::optional<long long> digits_value(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  long long value = 0;
   for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
+    if (c < '0' || c > '9') return std::nullopt;
+    value = std::min(value * 10 + (c - '0'), kLargestCount + 1);
   }
-  if (value < 1) return false;
-  out = value;
-  return true;
+  return value;
 }
 
 std::string number_text(double value) {
@@ -73,17 +76,18 @@ std::string parse(const Setting& setting, std::string_view text, bool& out) {
 
 std::string parse(const Setting& setting, std::string_view text, int& out) {
   if (text.empty()) return "";
-  int value = 0;
   if (setting.zero && text == "0") {
     out = 0;
     return "";
   }
-  if (parse_positive(text, value) && (setting.max == 0 || value <= setting.max)) {
-    out = value;
+  const std::optional<long long> value = digits_value(text);
+  if (value && *value >= 1 && *value <= kLargestCount && (setting.max == 0 || *value <= setting.max)) {
+    out = static_cast<int>(*value);
     return "";
   }
-  return refused(setting, text, *setting.unit ? "a number of " + std::string(setting.unit) + " (" + accepted(setting) + ")"
-                                              : accepted(setting));
+  std::string words = accepted(setting);
+  if (value && *value > kLargestCount && setting.max == 0) words += ", at most " + std::to_string(kLargestCount);
+  return refused(setting, text, *setting.unit ? "a number of " + std::string(setting.unit) + " (" + words + ")" : words);
 }
 
 std::string parse(const Setting& setting, std::string_view text, double& out) {
@@ -103,6 +107,41 @@ std::string parse(const Setting& setting, std::string_view text, std::string& ou
   if (setting.kind == Kind::Choice && !is_choice(setting, text)) return refused(setting, text, accepted(setting));
   out = std::string(text);
   return "";
+}
+
+std::string check(const Setting& setting, std::string_view text) {
+  switch (setting.kind) {
+    case Kind::Switch:
+    case Kind::Flag: {
+      bool value = false;
+      return parse(setting, text, value);
+    }
+    case Kind::Count: {
+      int value = 0;
+      return parse(setting, text, value);
+    }
+    case Kind::Ratio: {
+      double value = 0;
+      return parse(setting, text, value);
+    }
+    case Kind::Choice:
+    case Kind::Text: {
+      std::string value;
+      return parse(setting, text, value);
+    }
+    case Kind::ByHand: return "";
+  }
+  return "";
+}
+
+std::vector<std::string> refused_settings(const std::function<const char*(const char*)>& getenv) {
+  std::vector<std::string> errors;
+  for (const Setting& setting : all) {
+    const char* value = getenv(setting.variable);
+    if (!value) continue;
+    if (std::string error = check(setting, value); !error.empty()) errors.push_back(std::move(error));
+  }
+  return errors;
 }
 
 std::string accepted(const Setting& setting) {

@@ -237,8 +237,8 @@ TEST(Config, EverySettingOfTheListDefaultsParsesAndRefuses) {
 #define NIMBLE_FLAG(member, variable, value, help) \
   check_setting<bool>(settings::member, &Config::member, value ? "0" : "1", !value, {"2", "yes", "-1"});
 #define NIMBLE_COUNT(member, variable, value, max, zero, unit, help)                                            \
-  check_setting<int>(settings::member, &Config::member, std::to_string(max ? max : 999999999), max ? max : 999999999, \
-                     {"x", "-1", "1.5", "1234567890", max ? std::to_string(max + 1) : "4294967297",             \
+  check_setting<int>(settings::member, &Config::member, std::to_string(max ? max : 2147483647), max ? max : 2147483647, \
+                     {"x", "-1", "1.5", "2147483648", max ? std::to_string(max + 1) : "4294967297",             \
                       zero ? "00" : "0"});
 #define NIMBLE_RATIO(member, variable, value, low, high, help) \
   check_setting<double>(settings::member, &Config::member, "2.5", 2.5, {"fast", "1.0x", std::to_string(high + 1)});

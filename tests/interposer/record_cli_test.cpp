@@ -63,6 +63,29 @@ TEST(RecordCommand, AFolderThatCannotBeMadeStopsBeforeTheProgramRuns) {
   }
 }
 
+// A NIMBLE_* variable libnimble.so would refuse would make it record nothing at all: nimble says so
+// before the program runs, naming the variable and what it accepts. One nimble sets from its own
+// options is not the user's to get wrong.
+TEST(RecordCommand, ASettingLibnimbleWouldRefuseStopsBeforeTheProgramRuns) {
+  const std::string dir = temp_dir();
+  const std::string marker = dir + "/the-program-ran";
+  for (const char* verb : {"record", "run"}) {
+    const RunResult r = run_with_env({"NIMBLE_RUN_STALE=4000000000", "NIMBLE_RUN_MIN_SPEEDUP=fast"},
+                                     {NIMBLE_TEST_CLI, verb, "-o", dir + "/t.json", "--", "sh", "-c", "touch " + marker});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(std::string(verb) + ": NIMBLE_RUN_STALE=4000000000 is not a number of calls (a positive "
+                                                "integer, at most 2147483647); fix or unset it"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("NIMBLE_RUN_MIN_SPEEDUP=fast is not a ratio"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << verb;
+  }
+  const RunResult set_by_nimble =
+      run_with_env({"NIMBLE_CAPTURE_RANGE=nonsense"}, {NIMBLE_TEST_CLI, "record", "--capture-range", "auto", "-o",
+                                                       dir + "/t.json", "--", "sh", "-c", "touch " + marker});
+  EXPECT_TRUE(std::filesystem::exists(marker)) << set_by_nimble.output;
+}
+
 TEST(RecordCommand, PlaceholdersInTheFolderOfTheTraceAreRefused) {
   const std::string dir = temp_dir();
   const RunResult r = run_with_env({}, {NIMBLE_TEST_CLI, "record", "-o", dir + "/%p/trace.json", "--", "true"});

@@ -48,11 +48,43 @@ TEST(Settings, CountTakesPositiveIntegersUpToItsMaximumAndZeroWhereItMeansSometh
             "NIMBLE_RUN_COMPARE=x is not a number of iterations per block (a positive integer, or 0)");
   EXPECT_EQ(read(iteration, "0", 1).first, "NIMBLE_ITERATION=0 is not a positive integer");
   EXPECT_EQ(read(run_stale, "999999999", 1024).second, 999999999);
-  for (const char* bad : {"-1", "1.5", " 5", "5x", "00", "1234567890", "4294967297"}) {
+  // A count is an int: up to its largest value, and past it the cap is named.
+  EXPECT_EQ(read(run_stale, "1000000000", 1024).second, 1000000000);
+  EXPECT_EQ(read(run_stale, "2147483647", 1024).second, 2147483647);
+  EXPECT_EQ(read(run_stale, "2147483648", 1024),
+            (std::pair<std::string, int>{"NIMBLE_RUN_STALE=2147483648 is not a number of calls (a positive integer, at most 2147483647)", 1024}));
+  EXPECT_NE(read(run_stale, "99999999999999999999999", 1024).first.find("at most 2147483647"), std::string::npos);
+  for (const char* bad : {"-1", "1.5", " 5", "5x", "00", "2147483648", "4294967297"}) {
     const auto [error, value] = read(run_piece, bad, 16);
     EXPECT_EQ(error.rfind(std::string("NIMBLE_RUN_PIECE=") + bad + " is not a number of ops", 0), 0u) << error;
     EXPECT_EQ(value, 16) << bad;  // a refused value leaves the default
   }
+}
+
+// What nimble record and run check before they start the program: every variable set, whatever
+// its kind; one libnimble.so would refuse is named with what it accepts.
+TEST(Settings, RefusedSettingsNamesEachVariableWhoseValueItsCheckRefuses) {
+  const std::map<std::string, std::string> env = {{"NIMBLE_RUN_STALE", "2147483648"},
+                                                  {"NIMBLE_RUN_MIN_SPEEDUP", "fast"},
+                                                  {"NIMBLE_RUN_TRIAL", "8"},
+                                                  {"NIMBLE_CAPTURE_RANGE", "Auto"},
+                                                  {"NIMBLE_DEBUG", "yes"},
+                                                  {"NIMBLE_RUN", "2"},
+                                                  {"NIMBLE_MODE", "anything"}};  // read by hand where it is used
+  const auto getenv = [&env](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  const std::vector<std::string> refused = refused_settings(getenv);
+  const std::set<std::string> variables = [&] {
+    std::set<std::string> out;
+    for (const std::string& error : refused) out.insert(error.substr(0, error.find('=')));
+    return out;
+  }();
+  EXPECT_EQ(variables, (std::set<std::string>{"NIMBLE_RUN_STALE", "NIMBLE_RUN_MIN_SPEEDUP", "NIMBLE_CAPTURE_RANGE", "NIMBLE_RUN"}));
+  EXPECT_TRUE(refused_settings([](const char*) -> const char* { return nullptr; }).empty());
+  EXPECT_EQ(check(run_trial, "8"), "");
+  EXPECT_EQ(check(run, "2"), "NIMBLE_RUN=2 is not 0 or 1");
 }
 
 TEST(Settings, RatioIsANumberInItsRange) {
