@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,17 @@ void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correl
                     call.kind == trace::TaskKind::Memset || call.kind == trace::TaskKind::Graph;
   s.capture->before_task(call.signature, /*host_sync=*/false, /*kernel=*/call.kind == trace::TaskKind::Kernel,
                          thread, correlation, arms, /*watched=*/call.kind != trace::TaskKind::HostFunc);
+}
+// Shows the call to the window; one that did not open it was looked at (the summary's "looking").
+// Returns whether the window is capturing.
+bool look_at(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
+  const auto start = std::chrono::steady_clock::now();
+  show_to_window(s, call, correlation);
+  if (s.engine->capturing()) return true;
+  g_calls_looked_at.fetch_add(1, std::memory_order_relaxed);
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  g_look_ns.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  return false;
 }
 std::atomic<int> g_program_captures{0};
 
@@ -143,7 +155,7 @@ void submit_task(const TaskCall& call, std::uint32_t correlation, Describe descr
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording()) return;
-    if (!observed) show_to_window(s, call, correlation);
+    if (!observed) look_at(s, call, correlation);
     if (s.engine->capturing()) {
       deps::TaskEvent event;
       event.kind = call.kind;
@@ -175,8 +187,7 @@ bool run_window_opens(const TaskCall& call) {
     RecorderState& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     if (!recording() || !tasks_matter()) return false;
-    show_to_window(s, call);
-    open = s.engine->capturing();
+    open = look_at(s, call);
   } catch (const std::exception& e) {
     disable_after_error(e.what());
     return false;
@@ -206,6 +217,7 @@ bool run_side_exit_window_opens() {
 void run_watch_again() {
   g_watch_wanted.store(false, std::memory_order_relaxed);
   if (run_gave_up()) return;
+  g_looks_again.fetch_add(1, std::memory_order_relaxed);
   const auto primer = run_take_primer();  // under nimble run's lock, which is let go first
   with_recording_window([&](RecordingWindow& capture) { capture.watch_again(primer); });
 }

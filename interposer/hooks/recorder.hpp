@@ -35,6 +35,10 @@ inline bool running() { return g_running.load(std::memory_order_relaxed); }
 // tracked: they are state, not tasks).
 inline std::atomic<bool> g_tasks_matter{false};
 inline bool tasks_matter() { return g_tasks_matter.load(std::memory_order_relaxed); }
+// What looking cost under nimble run (the summary's "looking"): calls shown to the automatic range,
+// the host time that took, and how often nimble run asked it to look again.
+inline std::atomic<std::size_t> g_calls_looked_at{0}, g_looks_again{0};
+inline std::atomic<std::uint64_t> g_look_ns{0};
 
 // nimble run (NIMBLE_RUN_SIDE_THREADS): set at start-up. A thread that has launched no kernel or
 // graph yet is a side thread (JAX's transfer threads, which copy inputs and results in another

@@ -116,14 +116,16 @@ void release_frees(RunState& r) {
   for (const auto& release : r.session->releasable_frees()) release();
 }
 
-replayer::SideThreadCounts side_thread_counts() {
-  return {g_side_thread_count.load(std::memory_order_relaxed), g_side_calls.load(std::memory_order_relaxed)};
+replayer::HookCounts hook_counts() {
+  return {{g_side_thread_count.load(std::memory_order_relaxed), g_side_calls.load(std::memory_order_relaxed)},
+          {g_looks_again.load(std::memory_order_relaxed), g_calls_looked_at.load(std::memory_order_relaxed),
+           g_look_ns.load(std::memory_order_relaxed)}};
 }
 
 // What the summary takes from the hooks: each recording's setup and graph statistics, the
 // heuristics answered from memory.
 replayer::RunReportInput report_input(const RunState& r) {
-  replayer::RunReportInput in{*r.session, trace_output_path(), r.refusals, {}, {}, side_thread_counts()};
+  replayer::RunReportInput in{*r.session, trace_output_path(), r.refusals, {}, {}, hook_counts()};
   for (std::size_t i = 0; i < r.session->recordings().size() && i < r.executors.size(); ++i) {
     in.extras.push_back({r.setups[i], graph_stats(*r.executors[i], r.session->recordings()[i]->plan)});
   }
@@ -550,7 +552,7 @@ void run_nothing_recorded(const std::string& why) {
   // The session that rested between looks knows the calls it saw; otherwise an empty one.
   const replayer::RunSession nothing(replayer::RunOptions{}, &cuda_knows_address, &now_ns);
   const trace::json summary =
-      replayer::nothing_recorded_json(r ? *r->session : nothing, trace_output_path(), why, side_thread_counts());
+      replayer::nothing_recorded_json(r ? *r->session : nothing, trace_output_path(), why, hook_counts());
   if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + path + ": " + *error);
   }

@@ -256,7 +256,8 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"refused", in.refusals},
                          {"calls_seen", session.calls_seen()},
                          {"look_rests", session.look_rests()},
-                         {"side_threads", side_threads_json(in.side_threads)}};
+                         {"side_threads", side_threads_json(in.hooks.side_threads)},
+                         {"looking", looking_json(in.hooks.looking)}};
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;
   }
@@ -269,13 +270,17 @@ trace::json run_summary_json(const RunReportInput& in) {
   return summary;
 }
 
+trace::json looking_json(const LookCounts& counts) {
+  return {{"looks", counts.looks}, {"calls_looked_at", counts.calls}, {"host_ms", static_cast<double>(counts.host_ns) / 1e6}};
+}
+
 trace::json side_threads_json(const SideThreadCounts& counts) {
   return {{"threads", counts.threads}, {"calls", counts.calls}};
 }
 
 trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
-                                  const SideThreadCounts& side_threads) {
-  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}, side_threads});
+                                  const HookCounts& hooks) {
+  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}, hooks});
   summary[kNothingReplayedBecause] = nothing_replayed_because(session, {}, why);
   return summary;
 }
@@ -287,9 +292,15 @@ std::string run_summary_text(const RunReportInput& in) {
     if (rec->memo) text += library_text(*rec->memo);
   }
   text += heuristics_text(in.heuristics);
-  if (in.side_threads.calls > 0) {
-    text += "nimble run: " + std::to_string(in.side_threads.calls) + " call(s) of " + std::to_string(in.side_threads.threads) +
+  if (in.hooks.side_threads.calls > 0) {
+    text += "nimble run: " + std::to_string(in.hooks.side_threads.calls) + " call(s) of " + std::to_string(in.hooks.side_threads.threads) +
             " thread(s) that launched no kernel ran as the program's own (neither recorded nor matched)\n";
+  }
+  if (const LookCounts& look = in.hooks.looking; look.calls > 0) {
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f", static_cast<double>(look.host_ns) / 1e6);
+    text += "nimble run: the automatic range looked at " + std::to_string(look.calls) + " call(s) for an iteration (" +
+            std::to_string(look.looks) + " look(s) again), which took " + ms + " ms of the program's host time\n";
   }
   std::size_t main_index = 0;
   const Recording* main = main_recording(session, &main_index);

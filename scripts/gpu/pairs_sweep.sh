@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|62"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|68"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -185,6 +185,31 @@ service_pairs() {  # [--aa]: the inference service, 3 deterministic pairs with i
   pairs buckets3 280 --pairs 3 --idle "$@" bucketed_inference:200
   pairs buckets3-benchmark 200 --pairs 2 --idle --mode benchmark bucketed_inference:200
   python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets3" "$out/$part-buckets3-benchmark" > "$out/$part-step-medians.txt"
+}
+# The inference service once plain, once with the idle library and under nimble run by default, never
+# looking again once it has recorded (NIMBLE_RUN_STALE) and with no trial, each with NIMBLE_HOST_TIMES=1
+# (host time inside every intercepted call), 200 steps: $out/$part-host-times/, step medians and each
+# run's "looking" (what its looks for iterations cost) in $out/$part-host-times.txt
+service_host_times() {
+  local ht=$out/$part-host-times
+  mkdir -p "$ht"
+  cd "$root/tests/programs"
+  export STEPS=200 CORPUS_MODE=deterministic
+  taskset -c 5 timeout 90 python3 bucketed_inference.py > "$ht/service.0.plain.log" 2>&1
+  NIMBLE_HOST_TIMES=1 LD_PRELOAD="$root/build-gpu/lib/libnimble.so" taskset -c 5 timeout 90 python3 bucketed_inference.py \
+    > "$ht/service.1.idle.log" 2>&1
+  local variant
+  for variant in default NIMBLE_RUN_STALE=1000000000 NIMBLE_RUN_TRIAL=0; do
+    env NIMBLE_HOST_TIMES=1 ${variant/default/} taskset -c 5 timeout 90 "$root/build-gpu/bin/nimble" run \
+      -o "$ht/${variant%%=*}.json" -- python3 bucketed_inference.py > "$ht/service.${variant%%=*}.run.log" 2>&1
+  done
+  unset STEPS CORPUS_MODE
+  cd "$root/scripts/gpu"
+  { python3 "$root/scripts/gpu/bucket_step_medians.py" "$ht"
+    for f in "$ht"/*.run.json; do echo "$f $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("looking"))' "$f")"; done
+    for f in "$ht"/*.log; do echo "== $f"; grep -A 14 "host time inside" "$f"; grep "automatic range looked" "$f"; done
+  } > "$out/$part-host-times.txt" 2>&1
+  head -40 "$out/$part-host-times.txt"
 }
 ctest_gpu() {  # the GPU tests of the carried build; their output in $out/ctest-gpu.txt, nimble run's summaries beside it
   (cd "$root/build-gpu" && ctest -L gpu) > "$out/ctest-gpu.txt" 2>&1
@@ -617,8 +642,16 @@ case $part in
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-nostale" "$out/$part-buckets-notrial" \
       "$out/$part-buckets-one" > "$out/$part-step-medians.txt"
     ;;
+  68)  # part 67's question, asked another way first: where the host time of the service's steps goes
+    # under nimble run (NIMBLE_HOST_TIMES, the summary's "looking"), by default, never looking again after
+    # the first recording, and with no trial; GPU tests; then one interleaved pair without staleness's looks
+    ctest_gpu
+    service_host_times
+    pairs buckets-nostale 150 --pairs 1 --run run:NIMBLE_RUN_STALE=1000000000 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-nostale" >> "$out/$part-host-times.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 67)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 68)" >&2
     exit 2
     ;;
 esac

@@ -1108,11 +1108,19 @@ TEST(RunCommand, ALookThatFindsNothingRestsAndALoopThatBeginsLaterIsStillFound) 
   // and a sync an iteration): about 1760 of the 3000 iterations had passed.
   EXPECT_GE(resting.value("iterations_replayed", 0), 1150) << resting.dump(2);
   EXPECT_LE(resting.value("iterations_replayed", 0), 1300) << resting.dump(2);
+  // What looking cost is counted: the calls of two fruitless looks (8192 tasks each, a sync in 52)
+  // and of the one that found the loop, not those of the rests between them.
+  const nlohmann::json& looked = resting["looking"];
+  EXPECT_GE(looked.value("calls_looked_at", 0), 2 * 8192 * 51 / 52) << looked.dump();
+  EXPECT_LE(looked.value("calls_looked_at", 0), 3 * 8192) << looked.dump();
+  EXPECT_EQ(looked.value("looks", 0), 2) << looked.dump();
+  EXPECT_GT(looked.value("host_ms", 0.0), 0.0) << looked.dump();
 
   const nlohmann::json looking = run_looking("0");
   ASSERT_TRUE(looking.is_object());
   EXPECT_EQ(looking.value("look_rests", -1), 0) << looking.dump(2);
   EXPECT_GE(looking.value("iterations_replayed", 0), 1990) << looking.dump(2);
+  EXPECT_GE(looking["looking"].value("calls_looked_at", 0), 1000 * 51) << looking.dump(2);  // the unrepeating part
 }
 
 // An iteration cut by the program's own event records and waits after every second launch (as

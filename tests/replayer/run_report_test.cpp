@@ -123,7 +123,7 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   issue(s, {1, 2});
   s.on_host_visible_point("synchronized a stream");  // in the middle: falls back
   s.finish("end");
-  RunReportInput in{s, "/tmp/t.json", {"/tmp/t.3.json: refused"}, {}, {3, 1, 0}, {2, 90}};
+  RunReportInput in{s, "/tmp/t.json", {"/tmp/t.3.json: refused"}, {}, {3, 1, 0}, {{2, 90}, {4, 5000, 7'260'000}}};
   in.extras.push_back({{{"ops", 3}}, {{"launches", 4}}});
   in.extras.push_back({{{"ops", 2}}, {{"launches", 1}}});
   const trace::json j = run_summary_json(in);
@@ -140,6 +140,9 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_FALSE(j.contains("nothing_replayed_because"));
   EXPECT_EQ(j["side_threads"].value("threads", 0), 2);
   EXPECT_EQ(j["side_threads"].value("calls", 0), 90);
+  EXPECT_EQ(j["looking"].value("looks", 0), 4);
+  EXPECT_EQ(j["looking"].value("calls_looked_at", 0), 5000);
+  EXPECT_DOUBLE_EQ(j["looking"].value("host_ms", 0.0), 7.26);
 
   const std::string text = run_summary_text(in);
   EXPECT_TRUE(contains(text, "nimble run: 90 call(s) of 2 thread(s) that launched no kernel ran as the program's own"))
@@ -147,8 +150,12 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_TRUE(contains(text, "nimble run: recording /tmp/t.json (3 calls): replaying")) << text;
   EXPECT_TRUE(contains(text, "cuBLASLt heuristics: 3 answered from memory, 1 asked")) << text;
   EXPECT_FALSE(contains(text, "nothing was replayed")) << text;
-  in.side_threads = {};  // none: no line
+  EXPECT_TRUE(contains(text, "the automatic range looked at 5000 call(s) for an iteration (4 look(s) again), which took "
+                             "7.3 ms of the program's host time"))
+      << text;
+  in.hooks = {};  // none: no lines
   EXPECT_FALSE(contains(run_summary_text(in), "launched no kernel")) << run_summary_text(in);
+  EXPECT_FALSE(contains(run_summary_text(in), "looked at")) << run_summary_text(in);
 }
 
 // A recording whose trial did not pay rests; tried again, the summary keeps why it rested.
@@ -178,8 +185,9 @@ TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
 
 TEST(RunReport, AProcessThatRecordedNothingSaysWhatTheAutomaticRangeSaw) {
   const RunSession s = trusted_session();
-  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks", {3, 7});
+  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks", {{3, 7}, {0, 160, 1000}});
   EXPECT_EQ(j["side_threads"].value("calls", 0), 7);
+  EXPECT_EQ(j["looking"].value("calls_looked_at", 0), 160);
   EXPECT_EQ(j.value("nothing_replayed_because", ""), "nothing was recorded: no repeating period was found in 160 tasks");
   // The fields of every summary, empty: tools read one shape.
   EXPECT_EQ(j.value("format", ""), "nimble-run");

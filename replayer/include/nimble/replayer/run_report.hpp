@@ -59,13 +59,27 @@ struct SideThreadCounts {
 };
 trace::json side_threads_json(const SideThreadCounts& counts);  // the summary's "side_threads"
 
+// What the automatic range's looks for another iteration cost: each call it looked at was shown to
+// it before it ran, under the recorder's lock. `looks`: how often nimble run asked it to look again.
+struct LookCounts {
+  std::size_t looks = 0, calls = 0;
+  std::uint64_t host_ns = 0;
+};
+trace::json looking_json(const LookCounts& counts);  // the summary's "looking"
+
+// What the hooks counted, for the summary.
+struct HookCounts {
+  SideThreadCounts side_threads;
+  LookCounts looking;
+};
+
 struct RunReportInput {
   const RunSession& session;
   std::string trace_path;
   std::vector<std::string> refusals;     // recorded iterations that could not be replayed, and why
   std::vector<RecordingExtras> extras;   // per recording
   HeuristicsCounts heuristics;
-  SideThreadCounts side_threads;
+  HookCounts hooks;
 };
 
 // The recording that replayed most (its graphs, library calls and timings head the summary); null
@@ -91,7 +105,7 @@ trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 // the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
 // period was found in ...").
 trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
-                                  const SideThreadCounts& side_threads = {});
+                                  const HookCounts& hooks = {});
 std::string run_summary_text(const RunReportInput& in);  // the lines printed at exit
 
 }  // namespace nimble::replayer
