@@ -289,7 +289,7 @@ std::vector<std::function<void()>> RunSession::releasable_frees() {
 }
 
 bool RunSession::counts_plain(std::uint64_t signature) {
-  if (!plain_owner_ || !counted_plain(signature)) {
+  if (!plain_owner_ || !counted_plain(signature, calls_seen() + 1)) {
     publish();
     return false;
   }
@@ -312,7 +312,7 @@ Action RunSession::on_call(std::uint64_t signature, GpuCall call) {
   } host_read{*this, copy && copy->direction == CopyDirection::DtoH};
   Recording* ended = take_ended();
   side_exit_window_.reset();  // (asked for by this call only)
-  if (plain_owner_ && counted_plain(signature)) {
+  if (plain_owner_ && counted_plain(signature, calls_seen())) {
     publish();
     return Action::Run;
   }
@@ -780,19 +780,33 @@ std::string RunSession::side_exit_text(const Recording& r) const {
 }
 
 // The plain block's calls: counted until the recorded iteration begins again. True: the call
-// is the program's (runs as it is); false: the block has ended and the call is for replay.
-bool RunSession::counted_plain(std::uint64_t signature) {
+// is the program's (runs as it is); false: the block has ended and the call is for replay. `call`:
+// its number among the calls seen (the hooks count a plain block's call after asking).
+bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
   Recording& r = *recordings_[*plain_owner_];
   Comparison& c = *r.comparison;
   ++plain_calls_;
   const bool verify = verifies_plain(r);
   const std::size_t length = plain_length(r);
+  // An iteration of r may begin with this call (where r's first call recurs inside the steps, only
+  // right after a host point, as a replayed one).
+  const bool begins = signature == r.first_signature && may_begin_at(r, call);
   // Fewer host reads between two iterations than recorded: the next one begins.
-  const bool begins_early = plain_calls_ > length - r.end_reads && signature == r.first_signature;
+  const bool begins_early = plain_calls_ > length - r.end_reads && begins;
   if (plain_calls_ <= length && begins_early) {
     plain_calls_ = length + 2;  // the last one not whole
   } else if (plain_calls_ <= length) {
     if (!verify || signature == r.call_signatures[plain_calls_ - 1]) return true;
+    const std::size_t matched = plain_calls_ - 1;
+    if (!shares_first_call(r) && 4 * matched < length && !r.short_circuit->launches_within(matched)) {
+      // Told apart in its first calls, where a replayed iteration would have launched nothing yet
+      // (a false start): an iteration no recording holds (an inference service's batch of a length
+      // not recorded). No iteration of r's, nor evidence that r's own vary (as a call that comes
+      // among them late is: JAX's transfer threads' copies); the block goes on with the next one.
+      not_its_iteration(r);
+      plain_calls_ = length + 2;  // between iterations
+      return true;
+    }
     if (!shares_first_call(r)) {
       // Not its iteration, and no other recording's either: the program runs it anyway. The block
       // goes on with the next iteration; this one is not timed (counted, in a row).
@@ -812,7 +826,7 @@ bool RunSession::counted_plain(std::uint64_t signature) {
     (r.call_signatures.size() > calls_to_tell_apart(r) ? r.plain_at_next : r.plain_after_this) = true;
     return false;
   }
-  if (signature != r.first_signature) {
+  if (!begins) {
     if (plain_calls_ <= 4 * length) return true;
     c.switch_phase();  // never found the iteration's start again: leave it to the short-circuits
     plain_owner_.reset();

@@ -670,6 +670,43 @@ TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) 
   EXPECT_EQ(deferred, 0u);
 }
 
+// That service on trial, as it ran on the H200 (bucketed_inference.py, 2026-11-30): one length
+// recorded, the others' steps held by no recording. A plain block's iteration, too, begins only
+// where a step begins (right after a host point), so each is timed from its step's first call to
+// the next step's. Before, a plain block began one at its first call's recurrence inside a step,
+// timed "plain iterations" of 140 ms among steps of 9, and the trial never decided (2 plain and 14
+// replayed iterations timed in 200 steps).
+TEST_F(RunSessionTest, APlainBlockBeginsItsIterationsOnlyAfterAHostPointWhenTheFirstCallRecurs) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  RecordingSetup setup = recording("own", own, log_);
+  setup.end_reads = setup.calls_before_first = 1;
+  setup.call_signatures.push_back(90);  // the read, last among its calls as run_setup puts it
+  s.add(std::move(setup));
+  const Recording& r = *s.recordings()[0];
+  std::uint32_t traffic = 17;
+  for (int i = 0; i < 300 && r.state == RecordingState::Trial; ++i) {
+    traffic = traffic * 1103515245u + 12345u;
+    const std::vector<std::uint64_t>& kernels = (traffic >> 16) % 3 == 0 ? own : other;
+    std::size_t deferred = 0;
+    for (std::uint64_t f : kernels) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
+    s.host_synchronized();
+    now_ += deferred == kernels.size() ? 1'000'000 : 2'000'000;  // replayed 1 ms, the program's own 2 ms
+  }
+  SCOPED_TRACE("rested: " + r.last_rested_because + "; dropped: " + r.dropped_because);
+  EXPECT_EQ(r.state, RecordingState::Replaying);
+  const IterationTimes plain = r.comparison->times(Phase::Plain), replayed = r.comparison->times(Phase::Replay);
+  EXPECT_GE(plain.iterations, 3u);
+  EXPECT_EQ(r.plain_unlike, 0u);  // the other lengths' steps are no evidence that its own vary
+  EXPECT_DOUBLE_EQ(plain.fastest_ms, 2.0);
+  EXPECT_DOUBLE_EQ(plain.slowest_ms, 2.0);
+  EXPECT_DOUBLE_EQ(replayed.fastest_ms, 1.0);
+  EXPECT_DOUBLE_EQ(replayed.slowest_ms, 1.0);
+}
+
 // The same pass followed by a call that begins no recording (a logging kernel) before training
 // goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
 // good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests

@@ -347,7 +347,10 @@ class RunSession {
   void count_mismatch(Recording& r);
   // The call being handled (counted already) comes right after a host point.
   bool after_host_point() const { return calls_seen() == host_point_at_.load(std::memory_order_relaxed) + 1; }
-  bool may_begin_here(const Recording& r) const { return !r.begins_after_host_point || after_host_point(); }
+  bool may_begin_at(const Recording& r, std::size_t call) const {
+    return !r.begins_after_host_point || call == host_point_at_.load(std::memory_order_relaxed) + 1;
+  }
+  bool may_begin_here(const Recording& r) const { return may_begin_at(r, calls_seen()); }
   void plain_block_or_wait(Recording& r);
   // At the end of each warm-up iteration: its node writes; at the warm-up's end, whether r's buffers
   // move from one iteration to the next (Recording::buffers_move). True when they do and r was
@@ -364,7 +367,7 @@ class RunSession {
   Action offer(std::uint64_t signature, GpuCall&& call);
   Action through(Recording& r, GpuCall&& call);
   Action after_false_start(Recording& failed, std::uint64_t signature, FalseStart fs);
-  bool counted_plain(std::uint64_t signature);
+  bool counted_plain(std::uint64_t signature, std::size_t call);
   void iteration_began(Recording& r, bool previous_whole);
   void judge(Recording& r);
   // Timed iterations of each phase before a verdict, given those so far.
