@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|68"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|70"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -633,7 +633,7 @@ case $part in
     ctest_gpu
     service_pairs
     ;;
-  67)  # (for the next session) the service's steps no recording replays cost 0.3-1.4 ms more than plain
+  67)  # (not run: NIMBLE_RUN_STALE=1000000000 was refused then; part 69 asks again) the service's steps no recording replays cost 0.3-1.4 ms more than plain
     # ones: which of nimble's activities? No looks asked for by staleness; no trial (trusted at once);
     # one recording at most. Two interleaved pairs each, step medians by length.
     pairs buckets-nostale 150 --pairs 2 --run run:NIMBLE_RUN_STALE=1000000000 bucketed_inference:200
@@ -650,8 +650,29 @@ case $part in
     pairs buckets-nostale 150 --pairs 1 --run run:NIMBLE_RUN_STALE=1000000000 bucketed_inference:200
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-nostale" >> "$out/$part-host-times.txt"
     ;;
+  69)  # the service (0.957 in three pairs on 2026-11-30) with one of nimble run's activities off at a time,
+    # two interleaved pairs each (parts 67 and 68 asked for NIMBLE_RUN_STALE=1000000000, then refused):
+    # by default (and A/A), trusted at once, never looking again, one recording at most; step medians
+    pairs buckets-default 150 --pairs 2 --aa bucketed_inference:200
+    pairs buckets-notrial 110 --pairs 2 --run run:NIMBLE_RUN_TRIAL=0 bucketed_inference:200
+    pairs buckets-nostale 110 --pairs 2 --run run:NIMBLE_RUN_STALE=1000000000 bucketed_inference:200
+    pairs buckets-one 110 --pairs 2 --run run:NIMBLE_RUN_RECORDINGS=1 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out"/$part-buckets-* > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
+  70)  # after the plain-block fix (2a0cdc4: plain iterations begin only after a host point; another length's
+    # step is no iteration of the recording): GPU tests; the service by default and with drifting recordings
+    # on trial (part 69: trusted at once it read 1.08), two interleaved pairs each; the epochs program, one pair
+    ctest_gpu
+    pairs buckets-default 130 --pairs 2 bucketed_inference:200
+    pairs buckets-moving 130 --pairs 2 --run run:NIMBLE_RUN_TRIAL_MOVING=1 bucketed_inference:200
+    pairs epochs 100 --pairs 1 epochs_eval_lastbatch
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-default" "$out/$part-buckets-moving" \
+      > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 68)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 70)" >&2
     exit 2
     ;;
 esac
