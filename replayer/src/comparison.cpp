@@ -13,9 +13,12 @@ void Comparison::switch_phase() {
 }
 
 void Comparison::iteration_began(std::uint64_t ns, bool previous_whole, IterationWork previous_work) {
+  const int ended = static_cast<int>(previous_phase_);
   if (have_previous_ && previous_whole && !previous_first_in_block_ && ns > previous_start_) {
-    samples_[static_cast<int>(previous_phase_)].push_back(static_cast<double>(ns - previous_start_) / 1e6);
-    work_[static_cast<int>(previous_phase_)].push_back(previous_work);
+    samples_[ended].push_back(static_cast<double>(ns - previous_start_) / 1e6);
+    work_[ended].push_back(previous_work);
+  } else if (have_previous_) {
+    ++(previous_whole ? untimed_[ended].first_of_block : untimed_[ended].not_whole);
   }
   have_previous_ = true;
   previous_start_ = ns;

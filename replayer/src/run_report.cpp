@@ -175,6 +175,10 @@ trace::json comparison_json(const Comparison& c) {
   j["replayed"]["each_execs_made"] = execs;
   j["replayed"]["each_node_writes"] = writes;
   j["plain"]["each_ms"] = rounded(c.samples(Phase::Plain));
+  for (const auto& [phase, key] : {std::pair{Phase::Replay, "replayed"}, std::pair{Phase::Plain, "plain"}}) {
+    const UntimedIterations& u = c.untimed(phase);
+    j[key]["untimed"] = {{"not_whole", u.not_whole}, {"first_of_block", u.first_of_block}};
+  }
   j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
                                                                : trace::json(nullptr);
   return j;

@@ -29,6 +29,10 @@ TEST(Comparison, AlternatesBlocksAndTimesEachPhaseWithoutTheFirstOfABlock) {
   EXPECT_DOUBLE_EQ(replay.median_ms, 2.0);
   EXPECT_DOUBLE_EQ(plain.median_ms, 5.0);
   EXPECT_DOUBLE_EQ(plain.p90_ms, 5.0);
+  // The untimed ones, by why: the first of each block.
+  EXPECT_EQ(c.untimed(Phase::Replay).first_of_block, 2u);
+  EXPECT_EQ(c.untimed(Phase::Plain).first_of_block, 2u);
+  EXPECT_EQ(c.untimed(Phase::Replay).not_whole + c.untimed(Phase::Plain).not_whole, 0u);
 }
 
 TEST(Comparison, IterationsThatDidNotRunWholeInTheirPhaseAreNotTimed) {
@@ -41,6 +45,13 @@ TEST(Comparison, IterationsThatDidNotRunWholeInTheirPhaseAreNotTimed) {
   EXPECT_DOUBLE_EQ(c.times(Phase::Replay).median_ms, 3.0);
   EXPECT_EQ(c.times(Phase::Plain).iterations, 0u);
   EXPECT_DOUBLE_EQ(c.times(Phase::Plain).median_ms, 0.0);
+  EXPECT_EQ(c.untimed(Phase::Replay).not_whole, 1u);
+  EXPECT_EQ(c.untimed(Phase::Replay).first_of_block, 1u);
+  // One that was not this recording's after all is neither timed nor counted untimed.
+  c.not_begun();
+  c.iteration_began(7 * kMs, true);
+  EXPECT_EQ(c.times(Phase::Replay).iterations, 1u);
+  EXPECT_EQ(c.untimed(Phase::Replay).not_whole + c.untimed(Phase::Replay).first_of_block, 2u);
 }
 
 TEST(Comparison, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {

@@ -234,6 +234,14 @@ TEST(RunReport, ACompareWithTooFewIterationsSaysSo) {
   Comparison c(10);
   EXPECT_TRUE(contains(comparison_text(c), "too few whole iterations to compare")) << comparison_text(c);
   EXPECT_TRUE(comparison_json(c)["speedup"].is_null());
+  // Why the iterations that ended were not timed: the first of the block, then one that fell back.
+  c.iteration_began(0, true);
+  c.iteration_began(1000, true);
+  c.iteration_began(2000, false);
+  const trace::json untimed = comparison_json(c)["replayed"]["untimed"];
+  EXPECT_EQ(untimed.value("first_of_block", 0), 1) << untimed.dump();
+  EXPECT_EQ(untimed.value("not_whole", 0), 1) << untimed.dump();
+  EXPECT_EQ(comparison_json(c)["plain"]["untimed"].value("not_whole", -1), 0);
   EXPECT_EQ(mean_us(3000, 2), 1.5);
   EXPECT_EQ(mean_us(3000, 0), 0.0);
 }

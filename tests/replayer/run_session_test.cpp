@@ -707,6 +707,42 @@ TEST_F(RunSessionTest, APlainBlockBeginsItsIterationsOnlyAfterAHostPointWhenTheF
   EXPECT_DOUBLE_EQ(replayed.slowest_ms, 1.0);
 }
 
+// Two of the service's three lengths recorded (as on the H200, where the third's recording was
+// dropped for moving buffers): each one's replayed iterations are timed up to the next step's
+// first call, whether that step is the other recorded length's, its own, or the unrecorded one's.
+TEST_F(RunSessionTest, TwoRecordedLengthsOfThreeBothTimeTheirReplayedIterations) {
+  RunOptions o;
+  o.trial_block = 4;
+  RunSession s = session(o);
+  const std::vector<std::vector<std::uint64_t>> lengths = {
+      {1, 11, 1, 12, 1, 13, 14}, {1, 21, 1, 22, 1, 23, 24}, {1, 31, 1, 32, 1, 33, 34}};
+  for (std::size_t i = 0; i < 2; ++i) {
+    RecordingSetup setup = recording("length" + std::to_string(i), lengths[i], log_);
+    setup.end_reads = setup.calls_before_first = 1;
+    setup.call_signatures.push_back(90);
+    s.add(std::move(setup));
+  }
+  std::uint32_t traffic = 17;
+  for (int i = 0; i < 400; ++i) {
+    traffic = traffic * 1103515245u + 12345u;
+    const std::vector<std::uint64_t>& kernels = lengths[(traffic >> 16) % 3];
+    std::size_t deferred = 0;
+    for (std::uint64_t f : kernels) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
+    s.host_synchronized();
+    now_ += deferred == kernels.size() ? 1'000'000 : 2'000'000;
+  }
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Recording& r = *s.recordings()[i];
+    SCOPED_TRACE(r.name + ": rested: " + r.last_rested_because + "; dropped: " + r.dropped_because);
+    EXPECT_EQ(r.state, RecordingState::Replaying);
+    EXPECT_GE(r.comparison->times(Phase::Replay).iterations, 3u);
+    EXPECT_GE(r.comparison->times(Phase::Plain).iterations, 3u);
+    EXPECT_DOUBLE_EQ(r.comparison->times(Phase::Replay).slowest_ms, 1.0);
+    EXPECT_DOUBLE_EQ(r.comparison->times(Phase::Plain).slowest_ms, 2.0);
+  }
+}
+
 // The same pass followed by a call that begins no recording (a logging kernel) before training
 // goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
 // good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests

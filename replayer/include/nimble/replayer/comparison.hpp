@@ -30,6 +30,13 @@ struct IterationWork {
   std::size_t new_writes = 0;
 };
 
+// Iterations of a phase that ended and were not timed, by why: it did not run whole in its phase
+// (a fall-back, calls not as recorded, another step's calls between it and the next begin, an exec
+// made), or it was the first of its block.
+struct UntimedIterations {
+  std::size_t not_whole = 0, first_of_block = 0;
+};
+
 class Comparison {
  public:
   explicit Comparison(std::size_t block);
@@ -60,6 +67,7 @@ class Comparison {
   void not_begun();
 
   IterationTimes times(Phase phase) const;
+  const UntimedIterations& untimed(Phase phase) const { return untimed_[static_cast<int>(phase)]; }
   // The timed iterations of `phase`, in the order they ran (ms).
   const std::vector<double>& samples(Phase phase) const { return samples_[static_cast<int>(phase)]; }
   // What replay did during each of them, in the same order (a slow replayed iteration that made
@@ -77,6 +85,7 @@ class Comparison {
   bool previous_first_in_block_ = true;
   std::vector<double> samples_[2];  // ms, per Phase
   std::vector<IterationWork> work_[2];  // per Phase, parallel to samples_
+  UntimedIterations untimed_[2];          // per Phase
 };
 
 }  // namespace nimble::replayer
