@@ -419,6 +419,13 @@ bool adopt(RunState& r, Prepared p) {
   } else if (p.recording && p.in_background) {
     p.executor->raise_limits();  // as a recording built here has them, for as long as it lives
   }
+  // The same iteration found again under another fingerprint (the inference service on the H200
+  // held two recordings of one batch length, each replaying half its steps, each trial undecided):
+  // refused, and known from now on.
+  if (const replayer::Recording* same = p.recording ? r.session->same_calls_as(*p.recording) : nullptr) {
+    p.refused_because = "it holds the same calls as " + same->name + ", which nimble run holds already";
+    p.recording.reset();  // (its graphs with it)
+  }
   if (p.recording) {
     const std::size_t ops = p.recording->plan.ops.size(), streams = static_cast<std::size_t>(p.recording->plan.streams);
     r.session->add(std::move(p.recording));

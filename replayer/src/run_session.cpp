@@ -138,6 +138,17 @@ bool RunSession::knows(std::uint64_t fingerprint) const {
   return std::find(known_.begin(), known_.end(), fingerprint) != known_.end();
 }
 
+const Recording* RunSession::same_calls_as(const Recording& r) const {
+  if (r.exit_of || r.call_signatures.empty()) return nullptr;
+  for (const auto& other : recordings_) {
+    if (other->state != RecordingState::Dropped && !other->exit_of && other->call_signatures == r.call_signatures &&
+        other->calls_before_first == r.calls_before_first && other->end_reads == r.end_reads) {
+      return other.get();
+    }
+  }
+  return nullptr;
+}
+
 void RunSession::reject(std::uint64_t fingerprint) {
   if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   ++dropped_;

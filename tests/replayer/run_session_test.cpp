@@ -743,6 +743,31 @@ TEST_F(RunSessionTest, TwoRecordedLengthsOfThreeBothTimeTheirReplayedIterations)
   }
 }
 
+// The same iteration recorded twice (the inference service on the H200 held two recordings of one
+// batch length, each replaying half its steps): the hooks refuse the second, which same_calls_as
+// names. Another order, other calls between iterations, a side exit or a dropped one are no such
+// duplicate.
+TEST_F(RunSessionTest, ARecordingOfTheSameCallsAsALiveOneIsNamedAsItsDuplicate) {
+  RunOptions o;
+  o.max_recordings = 2;
+  RunSession s = session(o);
+  s.add(recording("first", train_, log_));
+  const std::unique_ptr<Recording> again = s.build(recording("again", train_, log_));
+  ASSERT_NE(s.same_calls_as(*again), nullptr);
+  EXPECT_EQ(s.same_calls_as(*again)->name, "first");
+  EXPECT_EQ(s.same_calls_as(*s.build(recording("other", {1, 2, 4, 3}, log_))), nullptr);
+  RecordingSetup reads = recording("reads", train_, log_);
+  reads.end_reads = reads.calls_before_first = 1;
+  EXPECT_EQ(s.same_calls_as(*s.build(std::move(reads))), nullptr);
+  RecordingSetup exit = recording("exit", train_, log_);
+  exit.side_exit = ExitSite{0, 2, sig(3)};
+  EXPECT_EQ(s.same_calls_as(*s.build(std::move(exit))), nullptr);
+  s.add(recording("second", eval_, log_));
+  s.add(recording("third", setup_, log_));  // the first, which began no iteration for longest, is dropped
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
+  EXPECT_EQ(s.same_calls_as(*again), nullptr);
+}
+
 // The same pass followed by a call that begins no recording (a logging kernel) before training
 // goes on: none of its iterations is ever whole, so none is timed. It used to stay on trial for
 // good (its calls held, then issued, every epoch; "trial had not decided" at exit); now it rests

@@ -294,6 +294,9 @@ class RunSession {
   std::size_t rest_looking(std::size_t tasks);
   std::size_t look_rests() const { return look_rests_; }  // for the summary
   bool knows(std::uint64_t fingerprint) const;  // recorded before (live or dropped)
+  // A live recording (no side exit) of exactly the calls `r` holds, in the same order from the
+  // same first call: `r` would only split that one's iterations with it. Null when there is none.
+  const Recording* same_calls_as(const Recording& r) const;
   // A period that was recorded but could not be replayed: not recorded again.
   void reject(std::uint64_t fingerprint);
   bool gave_up() const { return dropped_ >= options_.give_up_after; }
