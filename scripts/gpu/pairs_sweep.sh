@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|70"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|72"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -671,8 +671,36 @@ case $part in
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  71)  # why part 70's second recording of the service timed none of its 15 replayed iterations: one run
+    # under nimble run (200 steps) whose summary counts each phase's untimed iterations by why, and
+    # its recordings' first and last tasks, copies and syncs
+    cd "$root/tests/programs"
+    STEPS=200 CORPUS_MODE=deterministic timeout 120 "$root/build-gpu/bin/nimble" run -o "$out/service.json" -- \
+      python3 bucketed_inference.py > "$out/service.log" 2>&1
+    cd "$root/scripts/gpu"
+    cp "$out/service.run.json" "$results/" 2>/dev/null
+    python3 - "$out/service.run.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["recordings"]:
+    t = r.get("timings", {})
+    print(r["trace"].split("/")[-1], r["calls"], r["state"], "replayed", r["iterations_replayed"],
+          {k: (t.get(k, {}).get("iterations"), t.get(k, {}).get("untimed")) for k in ("replayed", "plain")},
+          (r.get("undecided_because") or r.get("dropped_because") or r.get("last_rested_because") or "")[:160])
+PY
+    for t in "$out"/service.[0-9]*.json; do case $t in *.run.json) ;; *) python3 "$root/scripts/gpu/trace_head.py" "$t" 4;; esac; done
+    grep "not replaying\|looked at" "$out/service.log" | cut -c1-240
+    ;;
+  72)  # after refusing a recording of the same calls as a live one (part 71: two of one batch length): GPU
+    # tests; part 71's run; the service, two interleaved pairs with step medians
+    ctest_gpu
+    bash "$root/scripts/gpu/pairs_sweep.sh" 71
+    pairs buckets 130 --pairs 2 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets" > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 70)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 72)" >&2
     exit 2
     ;;
 esac
