@@ -69,6 +69,30 @@ class RunSessionTest : public ::testing::Test {
     return deferred;
   }
 
+  // An inference service's step of `kernels` (bucketed_inference.py): its labels read by the host at
+  // the end, a copy to the host and a stream sync. Returns how many of its calls were deferred.
+  std::size_t service_step(RunSession& s, const std::vector<std::uint64_t>& kernels) {
+    std::size_t deferred = 0;
+    for (std::uint64_t f : kernels) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
+    hand_over(s, kLabelsRead, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
+    s.host_synchronized();
+    return deferred;
+  }
+  // Its recording: the read left to the program, last among its calls as run_setup puts it.
+  RecordingSetup service_recording(const std::string& name, const std::vector<std::uint64_t>& kernels) {
+    RecordingSetup setup = recording(name, kernels, log_);
+    setup.end_reads = setup.calls_before_first = 1;
+    setup.call_signatures.push_back(kLabelsRead);
+    return setup;
+  }
+  // The service's batch lengths, drawn at random as traffic comes: one of `n`.
+  std::size_t next_length(std::size_t n) {
+    traffic_ = traffic_ * 1103515245u + 12345u;
+    return (traffic_ >> 16) % n;
+  }
+  static constexpr std::uint64_t kLabelsRead = 90;
+  std::uint32_t traffic_ = 17;
+
   // Recordings of the training and the eval step (which begin alike), then 120 epochs of ten
   // training steps and one eval step, `after_eval` issued after each eval step.
   void train_then_eval_epochs(RunSession& s, const std::vector<std::uint64_t>& after_eval) {
@@ -637,9 +661,7 @@ TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) 
   o.trial_block = 0;
   RunSession s = session(o);
   const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
-  RecordingSetup setup = recording("own", own, log_);
-  setup.end_reads = setup.calls_before_first = 1;  // the labels' copy to the host, left to the program
-  s.add(std::move(setup));
+  s.add(service_recording("own", own));
   const Recording& r = *s.recordings()[0];
   ASSERT_TRUE(r.begins_after_host_point);
   std::size_t mid_step_concerned = 0, deferred = 0;
@@ -648,7 +670,7 @@ TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) 
       if (i > 0 && kernels[i] == 1 && !s.engaged()) mid_step_concerned += s.concerns(sig(1));
       deferred += hand_over(s, sig(kernels[i]), call_of(kernels[i])) == Action::Deferred;
     }
-    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
+    hand_over(s, kLabelsRead, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
     s.host_synchronized();
   };
   for (int i = 0; i < 6; ++i) step(other);
@@ -681,19 +703,11 @@ TEST_F(RunSessionTest, APlainBlockBeginsItsIterationsOnlyAfterAHostPointWhenTheF
   o.trial_block = 4;
   RunSession s = session(o);
   const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
-  RecordingSetup setup = recording("own", own, log_);
-  setup.end_reads = setup.calls_before_first = 1;
-  setup.call_signatures.push_back(90);  // the read, last among its calls as run_setup puts it
-  s.add(std::move(setup));
+  s.add(service_recording("own", own));
   const Recording& r = *s.recordings()[0];
-  std::uint32_t traffic = 17;
   for (int i = 0; i < 300 && r.state == RecordingState::Trial; ++i) {
-    traffic = traffic * 1103515245u + 12345u;
-    const std::vector<std::uint64_t>& kernels = (traffic >> 16) % 3 == 0 ? own : other;
-    std::size_t deferred = 0;
-    for (std::uint64_t f : kernels) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
-    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
-    s.host_synchronized();
+    const std::vector<std::uint64_t>& kernels = next_length(3) == 0 ? own : other;
+    const std::size_t deferred = service_step(s, kernels);
     now_ += deferred == kernels.size() ? 1'000'000 : 2'000'000;  // replayed 1 ms, the program's own 2 ms
   }
   SCOPED_TRACE("rested: " + r.last_rested_because + "; dropped: " + r.dropped_because);
@@ -716,21 +730,10 @@ TEST_F(RunSessionTest, TwoRecordedLengthsOfThreeBothTimeTheirReplayedIterations)
   RunSession s = session(o);
   const std::vector<std::vector<std::uint64_t>> lengths = {
       {1, 11, 1, 12, 1, 13, 14}, {1, 21, 1, 22, 1, 23, 24}, {1, 31, 1, 32, 1, 33, 34}};
-  for (std::size_t i = 0; i < 2; ++i) {
-    RecordingSetup setup = recording("length" + std::to_string(i), lengths[i], log_);
-    setup.end_reads = setup.calls_before_first = 1;
-    setup.call_signatures.push_back(90);
-    s.add(std::move(setup));
-  }
-  std::uint32_t traffic = 17;
+  for (std::size_t i = 0; i < 2; ++i) s.add(service_recording("length" + std::to_string(i), lengths[i]));
   for (int i = 0; i < 400; ++i) {
-    traffic = traffic * 1103515245u + 12345u;
-    const std::vector<std::uint64_t>& kernels = lengths[(traffic >> 16) % 3];
-    std::size_t deferred = 0;
-    for (std::uint64_t f : kernels) deferred += hand_over(s, sig(f), call_of(f)) == Action::Deferred;
-    hand_over(s, 90, CopyCall{CopyDirection::DtoH, 0x5000, 0x7f00, 64});
-    s.host_synchronized();
-    now_ += deferred == kernels.size() ? 1'000'000 : 2'000'000;
+    const std::vector<std::uint64_t>& kernels = lengths[next_length(3)];
+    now_ += service_step(s, kernels) == kernels.size() ? 1'000'000 : 2'000'000;
   }
   for (std::size_t i = 0; i < 2; ++i) {
     const Recording& r = *s.recordings()[i];
