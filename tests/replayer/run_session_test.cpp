@@ -91,6 +91,9 @@ class RunSessionTest : public ::testing::Test {
     return (traffic_ >> 16) % n;
   }
   static constexpr std::uint64_t kLabelsRead = 90;
+  // Two of its batch lengths: they begin alike (a fill kernel that recurs in the step) and part at
+  // the second call.
+  const std::vector<std::uint64_t> own_batch_ = {1, 11, 1, 12, 1, 13, 14}, other_batch_ = {1, 21, 1, 22, 1, 23, 24};
   std::uint32_t traffic_ = 17;
 
   // Recordings of the training and the eval step (which begin alike), then 120 epochs of ten
@@ -626,7 +629,8 @@ TEST_F(RunSessionTest, FalseStartsWithinOneIterationOfCallsCountOnce) {
   RunOptions o;
   o.trial_block = 0;
   RunSession s = session(o);
-  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  const auto& own = own_batch_;
+  const auto& other = other_batch_;
   s.add(recording("own", own, log_));
   for (int i = 0; i < 6; ++i) iterate(s, other);
   const Recording& r = *s.recordings()[0];
@@ -660,7 +664,8 @@ TEST_F(RunSessionTest, ARecordingWhoseFirstCallRecursBeginsOnlyAfterAHostPoint) 
   RunOptions o;
   o.trial_block = 0;
   RunSession s = session(o);
-  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  const auto& own = own_batch_;
+  const auto& other = other_batch_;
   s.add(service_recording("own", own));
   const Recording& r = *s.recordings()[0];
   ASSERT_TRUE(r.begins_after_host_point);
@@ -702,7 +707,8 @@ TEST_F(RunSessionTest, APlainBlockBeginsItsIterationsOnlyAfterAHostPointWhenTheF
   RunOptions o;
   o.trial_block = 4;
   RunSession s = session(o);
-  const std::vector<std::uint64_t> own = {1, 11, 1, 12, 1, 13, 14}, other = {1, 21, 1, 22, 1, 23, 24};
+  const auto& own = own_batch_;
+  const auto& other = other_batch_;
   s.add(service_recording("own", own));
   const Recording& r = *s.recordings()[0];
   for (int i = 0; i < 300 && r.state == RecordingState::Trial; ++i) {
