@@ -422,7 +422,8 @@ bool adopt(RunState& r, Prepared p) {
   // The same iteration found again under another fingerprint (the inference service on the H200
   // held two recordings of one batch length, each replaying half its steps, each trial undecided):
   // refused, and known from now on.
-  if (const replayer::Recording* same = p.recording ? r.session->same_calls_as(*p.recording) : nullptr) {
+  const replayer::Recording* same = p.recording ? r.session->same_calls_as(*p.recording) : nullptr;
+  if (same) {
     p.refused_because = "it holds the same calls as " + same->name + ", which nimble run holds already";
     p.recording.reset();  // (its graphs with it)
   }
@@ -458,7 +459,11 @@ bool adopt(RunState& r, Prepared p) {
         " (summary at exit, " + r.summary_path + "); " + replayer::wait_text(wait));
   } else {
     r.refusals.push_back(recorded.path + ": " + p.refused_because);
-    if (!recorded.side_exit) r.session->reject(recorded.fingerprint);  // (a side exit is no find the search gave up on)
+    if (same) {
+      r.session->pass_over(recorded.fingerprint);  // a duplicate is no failure
+    } else if (!recorded.side_exit) {
+      r.session->reject(recorded.fingerprint);  // (a side exit is no find the search gave up on)
+    }
     say("not replaying " + recorded.path + ": " + p.refused_because + ". The program runs as it is" +
         (config().range == CaptureRange::Auto && !r.session->gave_up() ? "; nimble keeps looking for another iteration." : "."));
   }

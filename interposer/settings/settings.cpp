@@ -9,8 +9,7 @@
 namespace nimble::settings {
 namespace {
 
-// Longer counts are refused, never wrapped around to a small one: any 9 digits fit an int.
-// A count is an int: larger ones are refused with the cap named.
+// A count is an int: larger ones are refused with the cap named, never wrapped around to a small one.
 constexpr long long kLargestCount = std::numeric_limits<int>::max();
 
 // The digits' value, capped just past kLargestCount; nullopt when `text` is not all digits.

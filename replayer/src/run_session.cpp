@@ -150,8 +150,12 @@ const Recording* RunSession::same_calls_as(const Recording& r) const {
 }
 
 void RunSession::reject(std::uint64_t fingerprint) {
-  if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   ++dropped_;
+  pass_over(fingerprint);
+}
+
+void RunSession::pass_over(std::uint64_t fingerprint) {
+  if (fingerprint && !knows(fingerprint)) known_.push_back(fingerprint);
   requested_.store(false, std::memory_order_relaxed);  // the search goes on
   primer_.clear();
   publish_recordings();

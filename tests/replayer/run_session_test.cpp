@@ -764,6 +764,10 @@ TEST_F(RunSessionTest, ARecordingOfTheSameCallsAsALiveOneIsNamedAsItsDuplicate) 
   const std::unique_ptr<Recording> again = s.build(recording("again", train_, log_));
   ASSERT_NE(s.same_calls_as(*again), nullptr);
   EXPECT_EQ(s.same_calls_as(*again)->name, "first");
+  // Refused, its period is known from then on, and no number of such duplicates makes nimble give up.
+  for (std::uint64_t fingerprint = 100; fingerprint < 100 + 2 * o.give_up_after; ++fingerprint) s.pass_over(fingerprint);
+  EXPECT_TRUE(s.knows(100));
+  EXPECT_FALSE(s.gave_up());
   EXPECT_EQ(s.same_calls_as(*s.build(recording("other", {1, 2, 4, 3}, log_))), nullptr);
   RecordingSetup reads = recording("reads", train_, log_);
   reads.end_reads = reads.calls_before_first = 1;

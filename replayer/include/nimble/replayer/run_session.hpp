@@ -299,6 +299,9 @@ class RunSession {
   const Recording* same_calls_as(const Recording& r) const;
   // A period that was recorded but could not be replayed: not recorded again.
   void reject(std::uint64_t fingerprint);
+  // A period recorded again whose calls a live recording holds (same_calls_as): not recorded
+  // again either, and no failure (it counts toward no giving up).
+  void pass_over(std::uint64_t fingerprint);
   bool gave_up() const { return dropped_ >= options_.give_up_after; }
   std::size_t calls_seen() const { return calls_.load(std::memory_order_relaxed); }
 
