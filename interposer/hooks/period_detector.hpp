@@ -154,6 +154,9 @@ class AutoRange {
   std::size_t host_syncs_seen() const { return sync_gaps_seen_ + (last_sync_ever_ != 0); }
   std::size_t window_start() const { return window_start_; }  // index of the first recorded task
   std::uint64_t fingerprint() const { return fingerprint_; }  // of the period found (period_fingerprint)
+  // Of what the window captured (its last tasks, once Done): the period found's fingerprint unless
+  // the window diverged, when it holds something else (another batch length's step).
+  std::uint64_t window_fingerprint() const { return period_fingerprint(history_, captured_); }
   // Times in a row a period was found that `known` passed over: the program is in known
   // territory, and looking on costs more than it can find.
   std::size_t known_in_a_row() const { return known_in_a_row_; }

@@ -98,6 +98,28 @@ TEST(AutoRange, RecordsOneIterationStartingAfterTheSync) {
   EXPECT_EQ(w.begin, 6 + 3 * iteration.size());
 }
 
+// Steps of two kinds that begin alike (an inference service's batch lengths): three of one are
+// found, the window holds the other. Its fingerprint is the other's (what nimble run registers when
+// it writes such a window after all), not the period found's, which stays free to be recorded.
+TEST(AutoRange, AWindowThatHoldsAnotherStepHasThatStepsFingerprint) {
+  const std::vector<std::uint64_t> a = {1, 11, 12, 13, kSync}, b = {1, 21, 22, 23, kSync};
+  std::vector<std::uint64_t> seq = repeat(a, 3);
+  seq.insert(seq.end(), b.begin(), b.end());
+  AutoRange range(short_periods());
+  const Window w = run(range, seq);
+  ASSERT_TRUE(w.found);
+  EXPECT_TRUE(range.diverged());
+  EXPECT_EQ(std::vector<std::uint64_t>(seq.begin() + static_cast<long>(w.begin), seq.begin() + static_cast<long>(w.end)), b);
+  EXPECT_EQ(range.fingerprint(), period_fingerprint(repeat(a, 1), a.size()));
+  EXPECT_EQ(range.window_fingerprint(), period_fingerprint(b, b.size()));
+  // A window that repeats the period has the period's fingerprint.
+  AutoRange steady(short_periods());
+  const Window same = run(steady, repeat(a, 4));
+  ASSERT_TRUE(same.found);
+  EXPECT_FALSE(steady.diverged());
+  EXPECT_EQ(steady.window_fingerprint(), steady.fingerprint());
+}
+
 TEST(AutoRange, RepeatedLayersInsideAnIterationAreNotTakenForIt) {
   // A network of four identical blocks plus a head, then the optimizer's sync.
   std::vector<std::uint64_t> iteration;
