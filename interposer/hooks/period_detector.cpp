@@ -384,4 +384,10 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
   return Action::None;
 }
 
+bool DivergedWindows::let_go(const AutoRange& range, const std::function<bool(std::uint64_t)>& known) {
+  if (!range.diverged()) return false;
+  if (known && known(range.window_fingerprint())) return true;
+  return let_go_[range.fingerprint()]++ < kLetGoPerPeriod;
+}
+
 }  // namespace nimble::hooks

@@ -220,4 +220,25 @@ class AutoRange {
   bool from_remembered_ = false;           // the period waited for is the remembered one
 };
 
+// nimble run's choice for a window the range closed (RecordingWindow, when a period was captured).
+// One that did not repeat the period found is most likely the program moving on (an eval pass of
+// three batches found at its end, then the training step, which begins alike, recorded instead of
+// a fourth): it is let go and the range looks on, twice per period; the third time it is written
+// after all, as what it holds, unless that is an iteration recorded already. (It was registered
+// under the period's fingerprint: an inference service's batch lengths drawn at random wrote one
+// length's step in another's name, which was then never recorded, and the first twice; H200.)
+class DivergedWindows {
+ public:
+  static constexpr int kLetGoPerPeriod = 2;
+  // Whether to let the closed window go rather than write it. `known`: periods recorded already.
+  bool let_go(const AutoRange& range, const std::function<bool(std::uint64_t)>& known);
+  // What a written window is registered under: the period found, or what it holds if it diverged.
+  static std::uint64_t fingerprint_of(const AutoRange& range) {
+    return range.diverged() ? range.window_fingerprint() : range.fingerprint();
+  }
+
+ private:
+  std::unordered_map<std::uint64_t, int> let_go_;  // windows let go, by the period found's fingerprint
+};
+
 }  // namespace nimble::hooks

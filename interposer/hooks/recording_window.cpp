@@ -214,21 +214,12 @@ void RecordingWindow::after_task() {
     lane_after_tasks_ = auto_range_->tasks_seen();
     return;
   }
-  // nimble run: a window that did not repeat the period found is most likely the program moving on
-  // (an eval pass of three batches found at its end, then the training step, which begins alike,
-  // recorded instead of a fourth). It is let go and the range looks on; nimble run goes on with the
-  // recordings it has. The same period diverging a third time is written after all, as what it
-  // holds (by its own fingerprint), unless that is an iteration recorded already: an inference
-  // service's batch lengths drawn at random wrote one length's step under another's fingerprint,
-  // which was then never recorded, and the first length twice (H200, 2026-11-30).
-  const bool holds_known = config_.run && deciding().diverged() && run_knows_period(deciding().window_fingerprint());
-  if (config_.run && deciding().diverged() &&
-      (holds_known || diverged_windows_[deciding().fingerprint()]++ < kDivergedWindowsDropped)) {
+  // nimble run: a window that did not repeat the period found (DivergedWindows).
+  if (config_.run && diverged_windows_.let_go(deciding(), run_knows_period)) {
     engine().end_window();
     open_ = false;
     debug_message("nimble run: the recorded stretch did not repeat the period found (" +
-                  std::to_string(deciding().period()) + " tasks" + (holds_known ? ", and holds a known one" : "") +
-                  "); let go, looking on");
+                  std::to_string(deciding().period()) + " tasks); let go, looking on");
     auto_range_->restart();
     run_resume();
     return;
@@ -534,8 +525,7 @@ void RecordingWindow::close_window(const std::string& reason, bool truncated, bo
   RecordedIteration recorded;
   recorded.path = report.path;
   recorded.first_signature = first_arming_call_ ? window_calls_[*first_arming_call_] : 0;
-  recorded.fingerprint =
-      auto_range_ && !side_exit ? (deciding().diverged() ? deciding().window_fingerprint() : deciding().fingerprint()) : 0;
+  recorded.fingerprint = auto_range_ && !side_exit ? DivergedWindows::fingerprint_of(deciding()) : 0;
   recorded.event_points = engine().event_points();
   // From the arming call on: the calls before it (host functions after the sync) come last, as
   // the program issues them before the next iteration's first call.

@@ -100,9 +100,8 @@ class RecordingWindow {
   // `nimble record` and `bench`: windows of the automatic range whose tasks did not repeat the
   // period found (warm-up work such as autotuning), dropped to look again; the last allowed is written.
   int windows_discarded_ = 0;
-  // nimble run: windows let go for not repeating their period, by the period's fingerprint.
-  std::map<std::uint64_t, int> diverged_windows_;
   static constexpr int kDivergedWindowsDropped = 2;
+  DivergedWindows diverged_windows_;  // nimble run: windows that did not repeat their period
   // The last dropped window's capture.auto fields: written at exit, with the tasks the engine
   // still holds, when nothing better was found (a trace that says so beats none).
   std::optional<trace::json> dropped_auto_;
