@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|73"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|74"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -708,8 +708,19 @@ PY
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  74)  # (for the next session) a diverged window written as what it holds, let go when known (f7bda3d,
+    # ca45d8c; CPU-tested only): GPU tests; part 71's run (are all three lengths recorded, none
+    # twice?); the service, two interleaved pairs in each mode; step medians
+    ctest_gpu
+    bash "$root/scripts/gpu/pairs_sweep.sh" 71
+    pairs buckets 110 --pairs 2 bucketed_inference:200
+    pairs buckets-benchmark 110 --pairs 2 --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets" "$out/$part-buckets-benchmark" \
+      > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 73)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 74)" >&2
     exit 2
     ;;
 esac
