@@ -202,8 +202,7 @@ bool RunSession::concerns(std::uint64_t signature) const {
     // (+ 1: this call, counted as on_call begins, is the first a rest's end lets wake the recording)
     const std::size_t calls = calls_.load(std::memory_order_relaxed);
     if (v == signature && calls + 1 >= begins_from_[k].load(std::memory_order_relaxed) &&
-        (!after_host_point_only_[k].load(std::memory_order_relaxed) ||
-         calls == host_point_at_.load(std::memory_order_relaxed))) {
+        (!after_host_point_only_[k].load(std::memory_order_relaxed) || follows_host_point(calls + 1))) {
       return true;
     }
   }

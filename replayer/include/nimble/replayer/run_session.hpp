@@ -351,10 +351,12 @@ class RunSession {
   void begin_timed(Recording& r, std::uint64_t ns, bool previous_whole, IterationWork work);
   void not_its_iteration(Recording& r);
   void count_mismatch(Recording& r);
+  // Whether the call numbered `call` (calls_seen() once it is counted) comes right after a host point.
+  bool follows_host_point(std::size_t call) const { return call == host_point_at_.load(std::memory_order_relaxed) + 1; }
   // The call being handled (counted already) comes right after a host point.
-  bool after_host_point() const { return calls_seen() == host_point_at_.load(std::memory_order_relaxed) + 1; }
+  bool after_host_point() const { return follows_host_point(calls_seen()); }
   bool may_begin_at(const Recording& r, std::size_t call) const {
-    return !r.begins_after_host_point || call == host_point_at_.load(std::memory_order_relaxed) + 1;
+    return !r.begins_after_host_point || follows_host_point(call);
   }
   bool may_begin_here(const Recording& r) const { return may_begin_at(r, calls_seen()); }
   void plain_block_or_wait(Recording& r);
