@@ -653,6 +653,16 @@ bool RunSession::reads_between(const Recording& r, const GpuCall& call) const {
   return r.end_reads > 0 && copy && copy->direction == CopyDirection::DtoH;
 }
 
+// Left in the first quarter of its calls, where a replayed iteration launches nothing yet: no side
+// trace of the parent's iteration but another iteration that begins alike (an inference service's
+// other batch lengths left a 130-call recording after its first call, and their side exits, trusted
+// untried, replayed at 0.91-0.94 of plain while the parent gained: H200, 2026-11-30). The parent's
+// trial says nothing of such a stretch: the automatic range may find it as an iteration of its own,
+// tried like any other.
+bool RunSession::begins_alike(const Recording& parent, const ExitSite& site) const {
+  return 4 * site.after_calls < parent.calls && !parent.short_circuit->launches_within(site.after_calls);
+}
+
 Recording* RunSession::side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature) {
   for (auto& r : recordings_) {
     const std::optional<ExitSite>& at = r->exit_of;
@@ -682,7 +692,7 @@ void RunSession::iteration_began_at_call(const Recording& r) {
 Action RunSession::exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
                           std::vector<PrimerCall> primer, bool at_end) {
   const bool trusted = parent.state == RecordingState::Replaying && options_.compare_block == 0 && !parent.exit_of;
-  if (!trusted || !options_.side_exits) {
+  if (!trusted || !options_.side_exits || (!at_end && begins_alike(parent, site))) {
     if (!at_end) left_loop(parent, std::move(primer));
     return action;
   }

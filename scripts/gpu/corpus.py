@@ -218,17 +218,21 @@ def nimble_paths():
 def configured(config, cmd, env, trace):
     """(cmd, env) of a program run in one configuration: plain (libnimble.so not loaded), idle
     (libnimble.so preloaded, no mode), run (under nimble run, its trace to `trace`) or
-    run:VAR=V,VAR2=V2 (nimble run with these settings)."""
+    run:VAR=V,VAR2=V2 (nimble run with these settings; --OPTION=V passes nimble run an option)."""
     nimble, preload = nimble_paths()
     env = dict(env)
     env.pop("LD_PRELOAD", None)
     if config == "idle":
         env["LD_PRELOAD"] = preload
     elif config == "run" or config.startswith("run:"):
+        options = []
         for setting in filter(None, config[4:].split(",")):
             name, value = setting.split("=", 1)
-            env[name] = value
-        cmd = [nimble, "run", "-o", trace, "--"] + cmd
+            if name.startswith("--"):
+                options += [name, value]
+            else:
+                env[name] = value
+        cmd = [nimble, "run", "-o", trace] + options + ["--"] + cmd
     elif config != "plain":
         sys.exit("unknown configuration %r (plain, idle, run, run:VAR=V,...)" % config)
     return cmd, env

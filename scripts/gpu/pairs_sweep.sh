@@ -719,8 +719,36 @@ PY
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  75)  # where the service's unreplayed steps lose 0.3-0.45 ms (part 74, benchmark mode, host-bound): two
+    # interleaved pairs by default with an idle pair; every recording resting (trials never pay); both
+    # processes on two vCPUs instead of one (does nimble's build thread take the program's CPU?)
+    pairs b-default 170 --pairs 2 --idle --mode benchmark bucketed_inference:200
+    pairs b-rest 110 --pairs 2 --mode benchmark --run run:NIMBLE_RUN_MIN_SPEEDUP=100 bucketed_inference:200
+    pairs b-pin2 110 --pairs 2 --mode benchmark --pin 5,6 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out"/$part-b-* > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
+  76)  # what the service pays for nimble's mere presence (benchmark mode): two interleaved pairs with the idle
+    # library, and two with nimble run waiting for a cudaProfilerStart that never comes (recording state
+    # kept: allocations, streams, events, cuBLASLt descriptors followed; nothing looked at or replayed)
+    pairs b-idle 110 --pairs 2 --mode benchmark --run idle bucketed_inference:200
+    pairs b-given 110 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out"/$part-b-* > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
+  77)  # an exit in a recording's first quarter is another iteration that begins alike, not a trusted side
+    # exit (RunSession::begins_alike): GPU tests; the service, two interleaved pairs in each mode; the epochs
+    # program (its first eval batch leaves the training recording early), one pair
+    ctest_gpu
+    pairs buckets 110 --pairs 2 bucketed_inference:200
+    pairs buckets-benchmark 110 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs epochs 110 --pairs 1 epochs_eval_lastbatch
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets" "$out/$part-buckets-benchmark" \
+      > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 74)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 77)" >&2
     exit 2
     ;;
 esac

@@ -179,6 +179,27 @@ TEST_F(SideExitTest, NoWindowWhileTheParentIsOnTrialOrWithSideExitsOff) {
   }
 }
 
+TEST_F(SideExitTest, AnIterationThatBeginsAlikeAndLeavesInTheFirstQuarterIsNoSideExit) {
+  // An inference service: the recorded batch length's step, and another length's that shares only
+  // its first call. Left after one call of eight, before anything launched: the parent's trial says
+  // nothing of that step, so no trusted side exit is recorded for it. Left after two of four (the
+  // logging step above), or after one of eight once the parent's first graph launched, it is.
+  const std::vector<std::uint64_t> step = {1, 2, 3, 4, 5, 6, 7, 8}, other = {1, 9, 10, 11, 12, 13, 14, 15};
+  for (std::size_t piece : {std::size_t{0}, std::size_t{1}}) {
+    piece_ = piece;  // 0: one graph per recording, launched at its end; 1: a graph per call
+    window_.reset();
+    RunSession s = session();
+    s.add(recording("step", step, log_, piece_));
+    for (int i = 0; i < 4; ++i) {
+      iterate(s, step);
+      iterate(s, other);
+    }
+    EXPECT_EQ(window_.has_value(), piece == 1) << "piece " << piece;
+    s.finish("end");
+    EXPECT_EQ(s.recordings()[0]->state, RecordingState::Replaying) << "piece " << piece;
+  }
+}
+
 TEST_F(SideExitTest, ASideExitGoesWithTheRecordingItLeaves) {
   RunSession s = session();
   exit_three_times(s);

@@ -390,6 +390,8 @@ class RunSession {
   // `at_end`: its iteration had completed and the call began no other (an end exit: no look).
   Action exited(Recording& parent, const ExitSite& site, std::optional<GpuCall> spare, Action action,
                 std::vector<PrimerCall> primer = {}, bool at_end = false);
+  // `parent` left at `site` by another iteration that begins alike, not by a side trace of its own.
+  bool begins_alike(const Recording& parent, const ExitSite& site) const;
   // The live side exit's recording of `parent` left after `after_calls` calls by a call with `signature`.
   // The calls of one of r's iterations as a plain block counts them, the host reads between two included.
   std::size_t plain_length(const Recording& r) const;
