@@ -21,6 +21,7 @@
 
 #include "commands.hpp"
 #include "hints.hpp"
+#include "hooks/config.hpp"
 #include "nimble/replayer/bench_report.hpp"
 #include "nimble/replayer/run_report.hpp"
 #include "nimble/trace/io.hpp"
@@ -428,9 +429,9 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   std::map<std::string, FileStamp> before;
   for (const OutputFile& f : output_files(options.output)) before[f.path] = stamp(f.path);
   std::vector<std::string> environment = record_environment(options, preload, std::getenv("LD_PRELOAD"));
-  // A NIMBLE_* variable libnimble.so would refuse (and then not record at all): said now, not
-  // after a whole run that recorded nothing for a reason the summary could not name. The values
-  // nimble sets itself come from its options, checked already.
+  // A NIMBLE_* variable libnimble.so would refuse, alone or with another (and then not record at
+  // all): said now, by libnimble.so's own reading, not after a whole run that recorded nothing for a
+  // reason the summary could not name. The values nimble sets itself come from its options.
   const auto program_sees = [&environment](const char* name) -> const char* {
     const std::string prefix = std::string(name) + "=";
     for (const std::string& e : environment) {
@@ -438,7 +439,7 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
     }
     return std::getenv(name);
   };
-  if (const std::vector<std::string> refused = settings::refused_settings(program_sees); !refused.empty()) {
+  if (const std::vector<std::string> refused = hooks::parse_config(program_sees).errors; !refused.empty()) {
     for (const std::string& error : refused) std::cerr << verb << ": " << error << "; fix or unset it\n";
     exit_code() = kExitBadInput;
     return {};

@@ -108,41 +108,6 @@ std::string parse(const Setting& setting, std::string_view text, std::string& ou
   return "";
 }
 
-std::string check(const Setting& setting, std::string_view text) {
-  switch (setting.kind) {
-    case Kind::Switch:
-    case Kind::Flag: {
-      bool value = false;
-      return parse(setting, text, value);
-    }
-    case Kind::Count: {
-      int value = 0;
-      return parse(setting, text, value);
-    }
-    case Kind::Ratio: {
-      double value = 0;
-      return parse(setting, text, value);
-    }
-    case Kind::Choice:
-    case Kind::Text: {
-      std::string value;
-      return parse(setting, text, value);
-    }
-    case Kind::ByHand: return "";
-  }
-  return "";
-}
-
-std::vector<std::string> refused_settings(const std::function<const char*(const char*)>& getenv) {
-  std::vector<std::string> errors;
-  for (const Setting& setting : all) {
-    const char* value = getenv(setting.variable);
-    if (!value) continue;
-    if (std::string error = check(setting, value); !error.empty()) errors.push_back(std::move(error));
-  }
-  return errors;
-}
-
 std::string accepted(const Setting& setting) {
   switch (setting.kind) {
     case Kind::Switch: return "0 turns it off, anything else on";

@@ -4,7 +4,6 @@
 // hooks, the replayer and the CLI all take their defaults and names from here.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,12 +69,6 @@ std::string parse(const Setting& setting, std::string_view text, bool& out);
 std::string parse(const Setting& setting, std::string_view text, int& out);
 std::string parse(const Setting& setting, std::string_view text, double& out);
 std::string parse(const Setting& setting, std::string_view text, std::string& out);
-
-// Whether `setting` accepts `text`, whatever its type: "" or what is wrong (as parse says).
-std::string check(const Setting& setting, std::string_view text);
-// What each setting `getenv` gives a value to says of it, for those it refuses (ByHand ones are
-// not checked: they are read where they are used).
-std::vector<std::string> refused_settings(const std::function<const char*(const char*)>& getenv);
 
 // What `setting` accepts, in words: "a positive integer, at most 1024, or 0 for no cap",
 // "one of stream-order, memory", "0 or 1"; "" for text and settings read by hand.

@@ -80,6 +80,14 @@ TEST(RecordCommand, ASettingLibnimbleWouldRefuseStopsBeforeTheProgramRuns) {
     EXPECT_NE(r.output.find("NIMBLE_RUN_MIN_SPEEDUP=fast is not a ratio"), std::string::npos) << r.output;
     EXPECT_FALSE(std::filesystem::exists(marker)) << verb;
   }
+  // Settings each fine alone that libnimble.so refuses together, or a list naming what cannot be.
+  for (const std::string& setting : {std::string("NIMBLE_BENCH=3"), std::string("NIMBLE_RUN_SKIP_CALLS=cudnnFoo")}) {
+    const RunResult r = run_with_env({setting}, {NIMBLE_TEST_CLI, "run", "-o", dir + "/t.json", "--", "sh", "-c", "touch " + marker});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(setting.substr(0, setting.find('='))), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("; fix or unset it"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(marker)) << setting;
+  }
   const RunResult set_by_nimble =
       run_with_env({"NIMBLE_CAPTURE_RANGE=nonsense"}, {NIMBLE_TEST_CLI, "record", "--capture-range", "auto", "-o",
                                                        dir + "/t.json", "--", "sh", "-c", "touch " + marker});

@@ -61,32 +61,6 @@ TEST(Settings, CountTakesPositiveIntegersUpToItsMaximumAndZeroWhereItMeansSometh
   }
 }
 
-// What nimble record and run check before they start the program: every variable set, whatever
-// its kind; one libnimble.so would refuse is named with what it accepts.
-TEST(Settings, RefusedSettingsNamesEachVariableWhoseValueItsCheckRefuses) {
-  const std::map<std::string, std::string> env = {{"NIMBLE_RUN_STALE", "2147483648"},
-                                                  {"NIMBLE_RUN_MIN_SPEEDUP", "fast"},
-                                                  {"NIMBLE_RUN_TRIAL", "8"},
-                                                  {"NIMBLE_CAPTURE_RANGE", "Auto"},
-                                                  {"NIMBLE_DEBUG", "yes"},
-                                                  {"NIMBLE_RUN", "2"},
-                                                  {"NIMBLE_MODE", "anything"}};  // read by hand where it is used
-  const auto getenv = [&env](const char* name) -> const char* {
-    const auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  const std::vector<std::string> refused = refused_settings(getenv);
-  const std::set<std::string> variables = [&] {
-    std::set<std::string> out;
-    for (const std::string& error : refused) out.insert(error.substr(0, error.find('=')));
-    return out;
-  }();
-  EXPECT_EQ(variables, (std::set<std::string>{"NIMBLE_RUN_STALE", "NIMBLE_RUN_MIN_SPEEDUP", "NIMBLE_CAPTURE_RANGE", "NIMBLE_RUN"}));
-  EXPECT_TRUE(refused_settings([](const char*) -> const char* { return nullptr; }).empty());
-  EXPECT_EQ(check(run_trial, "8"), "");
-  EXPECT_EQ(check(run, "2"), "NIMBLE_RUN=2 is not 0 or 1");
-}
-
 TEST(Settings, RatioIsANumberInItsRange) {
   EXPECT_DOUBLE_EQ(read(run_min_speedup, "1.2", 1.05).second, 1.2);
   EXPECT_DOUBLE_EQ(read(run_min_speedup, "100", 1.05).second, 100.0);
