@@ -94,12 +94,14 @@ CallCheck check_kernel_call(const Op& recorded, const KernelCall& call, const Is
   // Parameters: where each starts, up to its end when its size is known (the bytes before the next
   // are padding, which no kernel reads and which often hold stale stack bytes), else up to the
   // next (or the end); one parameter when the layout is unknown.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> params;  // start, end
+  // (start, end) of each; the buffer is reused, as this runs for every replayed launch whose bytes changed.
+  thread_local std::vector<std::pair<std::uint32_t, std::uint32_t>> params;
+  params.clear();
   const bool sizes = k.param_sizes.size() == k.param_offsets.size();
   for (std::size_t i = 0; i < k.param_offsets.size(); ++i) {
     params.push_back({k.param_offsets[i], sizes ? k.param_offsets[i] + k.param_sizes[i] : 0});
   }
-  if (params.empty() && !k.args.empty()) params = {{0, 0}};
+  if (params.empty() && !k.args.empty()) params.push_back({0, 0});
   std::sort(params.begin(), params.end());
   CallCheck result;
   for (std::size_t i = 0; i < params.size(); ++i) {
