@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|77"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|78"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -747,8 +747,19 @@ PY
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  78)  # the session's last code (nimble_config linked by libnimble.so and the CLI; call_check's reused buffer):
+    # GPU tests; the CLI refuses settings libnimble.so refuses together; the service in benchmark mode, two
+    # interleaved pairs; GPT-2 forward and ResNet-18 with AMP, one pair each
+    ctest_gpu
+    (NIMBLE_BENCH=3 "$root/build-gpu/bin/nimble" run -o "$out/refused.json" -- true; echo "exit $?") > "$out/$part-refused.txt" 2>&1
+    cat "$out/$part-refused.txt"
+    pairs buckets-benchmark 110 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs regress 150 --pairs 1 gpt2_forward resnet18_amp_adamw
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-benchmark" > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 77)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 78)" >&2
     exit 2
     ;;
 esac
