@@ -392,11 +392,11 @@ class RunSession {
                 std::vector<PrimerCall> primer = {}, bool at_end = false);
   // `parent` left at `site` by another iteration that begins alike, not by a side trace of its own.
   bool begins_alike(const Recording& parent, const ExitSite& site) const;
-  // The live side exit's recording of `parent` left after `after_calls` calls by a call with `signature`.
   // The calls of one of r's iterations as a plain block counts them, the host reads between two included.
   std::size_t plain_length(const Recording& r) const;
   // `call` after an iteration of r completed is a host read r leaves to the program (end_reads.hpp).
   bool reads_between(const Recording& r, const GpuCall& call) const;
+  // The live side exit's recording of `parent` left after `after_calls` calls by a call with `signature`.
   Recording* side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature);
   Recording* take_ended();  // ended_, no longer watched
   void iteration_began_at_call(const Recording& r);
