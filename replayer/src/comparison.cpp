@@ -7,16 +7,7 @@ namespace nimble::replayer {
 
 Comparison::Comparison(std::size_t block) : block_(std::max<std::size_t>(1, block)) {}
 
-void Comparison::switch_phase(std::uint64_t ns, std::size_t calls) {
-  if (have_span_ && ns >= span_ns_ && calls >= span_calls_) {
-    Pace& p = pace_[static_cast<int>(phase_)];
-    ++p.spans;
-    p.calls += calls - span_calls_;
-    p.ms += static_cast<double>(ns - span_ns_) / 1e6;
-  }
-  have_span_ = true;
-  span_ns_ = ns;
-  span_calls_ = calls;
+void Comparison::switch_phase() {
   phase_ = phase_ == Phase::Replay ? Phase::Plain : Phase::Replay;
   begun_in_block_ = std::exchange(cut_begun_, 0);
 }
@@ -38,9 +29,9 @@ void Comparison::iteration_began(std::uint64_t ns, bool previous_whole, Iteratio
   ++begun_in_block_;
 }
 
-void Comparison::cut_block(std::uint64_t ns, std::size_t calls) {
+void Comparison::cut_block() {
   const std::size_t begun = begun_in_block_;
-  switch_phase(ns, calls);
+  switch_phase();
   cut_begun_ = begun;
 }
 

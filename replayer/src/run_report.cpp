@@ -181,15 +181,6 @@ trace::json comparison_json(const Comparison& c) {
   }
   j["speedup"] = replayed.median_ms > 0 && plain.median_ms > 0 ? trace::json(plain.median_ms / replayed.median_ms)
                                                                : trace::json(nullptr);
-  const Pace& fast = c.pace(Phase::Replay);
-  const Pace& slow = c.pace(Phase::Plain);
-  auto pace_json = [](const Pace& p) {
-    return trace::json{{"spans", p.spans}, {"calls", p.calls}, {"ms", std::round(p.ms * 1000.0) / 1000.0},
-                       {"us_per_call", std::round(p.us_per_call() * 1000.0) / 1000.0}};
-  };
-  j["pace"] = {{"replayed", pace_json(fast)}, {"plain", pace_json(slow)},
-               {"speedup", fast.calls && slow.calls && fast.ms > 0 ? trace::json(slow.us_per_call() / fast.us_per_call())
-                                                                    : trace::json(nullptr)}};
   return j;
 }
 

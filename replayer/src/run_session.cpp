@@ -469,7 +469,7 @@ void RunSession::plain_block_or_wait(Recording& r) {
 }
 
 void RunSession::start_plain_block(Recording& r) {
-  r.comparison->switch_phase(clock_(), calls_seen());
+  r.comparison->switch_phase();
   plain_owner_ = index_of(r);
   // The next call, if it is the first, begins an iteration (after the reads between, if any).
   plain_calls_ = plain_length(r) - r.end_reads;
@@ -767,7 +767,7 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
       r.plain_after_this = true;
       return action;
     }
-    r.comparison->switch_phase(clock_(), calls_seen());  // (resuming a block that another recording's iteration cut)
+    r.comparison->switch_phase();  // (resuming a block that another recording's iteration cut)
     r.comparison->iteration_began(r.began.ns, false);
     plain_owner_ = index_of(r);
     plain_calls_ = matched;
@@ -843,7 +843,7 @@ bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
     // iteration of this one. The block is cut, and goes on with the next iteration of its own; the
     // call goes to the short-circuits.
     not_its_iteration(r);
-    c.cut_block(clock_(), calls_seen());
+    c.cut_block();
     plain_owner_.reset();
     // Told apart mid-iteration: the next one of its own is taken over; else (no iteration of it
     // can be, before it ends) the block begins after the next one completes.
@@ -852,7 +852,7 @@ bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
   }
   if (!begins) {
     if (plain_calls_ <= 4 * length) return true;
-    c.switch_phase(clock_(), calls_seen());  // never found the iteration's start again: leave it to the short-circuits
+    c.switch_phase();  // never found the iteration's start again: leave it to the short-circuits
     plain_owner_.reset();
     return false;
   }
@@ -864,7 +864,7 @@ bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
   eager_since_begun_.store(0, std::memory_order_relaxed);
   if (c.block_done() || !measuring(r)) {
     // This iteration is to be replayed: it is timed from here, and the trial may decide first.
-    c.switch_phase(clock_(), calls_seen());
+    c.switch_phase();
     plain_owner_.reset();
     begin_timed(r, clock_(), previous_whole, work_since_last_start(r));
     if (!replays(r)) return true;  // dropped or resting: the program goes on by itself
@@ -874,7 +874,7 @@ bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
   // (The trial may decide: dropped, the block ends and the program goes on; or trusted, replay now.)
   begin_timed(r, clock_(), previous_whole, work_since_last_start(r));
   if (r.state != RecordingState::Replaying || options_.compare_block > 0) return true;
-  c.switch_phase(clock_(), calls_seen());
+  c.switch_phase();
   plain_owner_.reset();
   began_by_plain_block_ = true;
   return false;
@@ -906,7 +906,7 @@ void RunSession::interrupt(const std::string& why) {
     if (r->state == RecordingState::Dropped) continue;
     r->short_circuit->abandon(why);  // throws only when issuing a held-back call failed
     r->completed_at = 0;             // the next iteration does not follow a whole one
-    if (r->comparison && r->comparison->phase() == Phase::Plain) r->comparison->switch_phase(clock_(), calls_seen());
+    if (r->comparison && r->comparison->phase() == Phase::Plain) r->comparison->switch_phase();
   }
   active_ = nullptr;
   plain_owner_.reset();

@@ -11,7 +11,7 @@ constexpr std::uint64_t kMs = 1000000;
 // hooks do; returns the time reached.
 std::uint64_t run(Comparison& c, int iterations, std::uint64_t replay_ms, std::uint64_t plain_ms, std::uint64_t t = 0) {
   for (int i = 0; i < iterations; ++i) {
-    if (c.block_done()) c.switch_phase(t, 0);
+    if (c.block_done()) c.switch_phase();
     c.iteration_began(t, true);
     t += (c.phase() == Phase::Replay ? replay_ms : plain_ms) * kMs;
   }
@@ -52,38 +52,6 @@ TEST(Comparison, IterationsThatDidNotRunWholeInTheirPhaseAreNotTimed) {
   c.iteration_began(7 * kMs, true);
   EXPECT_EQ(c.times(Phase::Replay).iterations, 1u);
   EXPECT_EQ(c.untimed(Phase::Replay).not_whole + c.untimed(Phase::Replay).first_of_block, 2u);
-}
-
-// An inference service: the recording's iterations replay fast, but the steps between them (other
-// lengths, each a false start under replay) cost more in the replay blocks than in the plain ones.
-// The iterations' times see only the fast iterations; the pace sees the whole process.
-TEST(Comparison, PaceCountsEverythingBetweenTheSwitchesIterationsTimesDoNot) {
-  Comparison c(2);
-  std::uint64_t t = 0;
-  std::size_t calls = 0;
-  t += 4 * kMs, calls += 100;  // before any switch: no span under way yet
-  c.switch_phase(t, calls);  // -> plain: the first span begins here (the one before is not counted)
-  EXPECT_EQ(c.pace(Phase::Replay).spans, 0u);
-  for (int block = 0; block < 4; ++block) {
-    const bool replay = c.phase() == Phase::Replay;
-    for (int i = 0; i < 2; ++i) {
-      c.iteration_began(t, false);                 // after another step: the one before is not timed
-      t += (replay ? 2 : 3) * kMs, calls += 100;  // the recording's own iteration: replay is faster
-      t += (replay ? 6 : 3) * kMs, calls += 100;  // another step, which replay makes slower (a false start)
-    }
-    c.switch_phase(t, calls);
-  }
-  const Pace& fast = c.pace(Phase::Replay);
-  const Pace& slow = c.pace(Phase::Plain);
-  EXPECT_EQ(fast.spans, 2u);
-  EXPECT_EQ(slow.spans, 2u);
-  EXPECT_EQ(fast.calls, 800u);
-  EXPECT_DOUBLE_EQ(fast.ms, 32.0);
-  EXPECT_DOUBLE_EQ(slow.ms, 24.0);
-  EXPECT_DOUBLE_EQ(fast.us_per_call(), 40.0);
-  EXPECT_DOUBLE_EQ(slow.us_per_call(), 30.0);
-  // No iteration is timed here (each follows another step): the iterations' times cannot see it.
-  EXPECT_EQ(c.times(Phase::Replay).iterations + c.times(Phase::Plain).iterations, 0u);
 }
 
 TEST(Comparison, MedianOfAnEvenCountIsTheMeanOfTheMiddleTwo) {

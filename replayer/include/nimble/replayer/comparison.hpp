@@ -30,17 +30,6 @@ struct IterationWork {
   std::size_t new_writes = 0;
 };
 
-// The program's pace in a phase: the time and the calls from each switch into it to the next switch
-// out, whatever ran between the recording's iterations (other steps, false starts, looks). Unlike
-// the iterations' times it is not confined to iterations that follow one of their own: where the
-// program's steps interleave (an inference service's lengths drawn at random) it shows what replay
-// costs the process as a whole. Reported, not acted on.
-struct Pace {
-  std::size_t spans = 0, calls = 0;
-  double ms = 0;
-  double us_per_call() const { return calls ? ms * 1000.0 / static_cast<double>(calls) : 0.0; }
-};
-
 // Iterations of a phase that ended and were not timed, by why: it did not run whole in its phase
 // (a fall-back, calls not as recorded, another step's calls between it and the next begin, an exec
 // made), or it was the first of its block.
@@ -58,14 +47,13 @@ class Comparison {
   // Whether the current block has had all its iterations (the caller then switches at the next
   // iteration boundary).
   bool block_done() const { return begun_in_block_ >= block_; }
-  // At `ns` (steady clock), `calls` calls into the program (a running count): the span in the phase
-  // left ends there (pace). (After cut_block(), the switch back resumes the cut block.)
-  void switch_phase(std::uint64_t ns, std::size_t calls);
+  // (After cut_block(), the switch back resumes the cut block.)
+  void switch_phase();
   // The block under way is cut by another recording's iteration that begins alike: the phase
   // switches back until this recording's next iteration, where the next switch goes on with the
   // block, its iterations counted. (An inference service's lengths drawn at random cut nearly
   // every plain block: each began anew, its first untimed, and no block was ever whole.)
-  void cut_block(std::uint64_t ns, std::size_t calls);
+  void cut_block();
 
   // An iteration began at `ns` (steady clock) in the current phase. `previous_whole`: the one
   // before ran entirely in its phase (replayed whole, or issued with exactly the recorded calls);
@@ -80,8 +68,6 @@ class Comparison {
 
   IterationTimes times(Phase phase) const;
   const UntimedIterations& untimed(Phase phase) const { return untimed_[static_cast<int>(phase)]; }
-  // The spans of `phase` that ended (the first span begins at the first switch).
-  const Pace& pace(Phase phase) const { return pace_[static_cast<int>(phase)]; }
   // The timed iterations of `phase`, in the order they ran (ms).
   const std::vector<double>& samples(Phase phase) const { return samples_[static_cast<int>(phase)]; }
   // What replay did during each of them, in the same order (a slow replayed iteration that made
@@ -100,10 +86,6 @@ class Comparison {
   std::vector<double> samples_[2];  // ms, per Phase
   std::vector<IterationWork> work_[2];  // per Phase, parallel to samples_
   UntimedIterations untimed_[2];          // per Phase
-  Pace pace_[2];                          // per Phase
-  bool have_span_ = false;                // the span under way began at a switch
-  std::uint64_t span_ns_ = 0;
-  std::size_t span_calls_ = 0;
 };
 
 }  // namespace nimble::replayer
