@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|80"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|79"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -765,24 +765,8 @@ PY
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-strict" > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
-  80)  # the pace (timings.pace) beside the trial's iterations: GPU tests; the service in benchmark mode
-    # (its trials read 1.04-1.11x, its pairs 0.93-0.95) and GPT-2 forward (trial 1.25-1.38x, pairs 1.03-1.09),
-    # one interleaved pair each; each recording's trial and pace speedups
-    ctest_gpu
-    pairs pace-service 75 --pairs 1 --mode benchmark bucketed_inference:200
-    pairs pace-gpt2 70 --pairs 1 gpt2_forward
-    python3 - "$out"/$part-pace-*/*.run.run.json > "$out/$part-pace.txt" <<'PY'
-import json, sys
-for path in sys.argv[1:]:
-    for r in json.load(open(path)).get("recordings", []):
-        t = r.get("timings") or {}
-        print(r["trace"].split("/")[-1], r["state"], "trial", r.get("trial_speedup"), "pace", (t.get("pace") or {}).get("speedup"),
-              json.dumps(t.get("pace")))
-PY
-    cat "$out/$part-pace.txt"
-    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 80)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 79)" >&2
     exit 2
     ;;
 esac
