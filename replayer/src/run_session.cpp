@@ -660,7 +660,13 @@ bool RunSession::reads_between(const Recording& r, const GpuCall& call) const {
 // trial says nothing of such a stretch: the automatic range may find it as an iteration of its own,
 // tried like any other.
 bool RunSession::begins_alike(const Recording& parent, const ExitSite& site) const {
-  return 4 * site.after_calls < parent.calls && !parent.short_circuit->launches_within(site.after_calls);
+  return told_apart_early(parent, site.after_calls, parent.calls);
+}
+
+// `matched` calls of an iteration `length` calls long matched r before the program went another
+// way: within its first quarter, and before a replayed iteration would have launched anything.
+bool RunSession::told_apart_early(const Recording& r, std::size_t matched, std::size_t length) const {
+  return 4 * matched < length && !r.short_circuit->launches_within(matched);
 }
 
 Recording* RunSession::side_exit_at(const Recording& parent, std::size_t after_calls, std::uint64_t signature) {
@@ -822,7 +828,7 @@ bool RunSession::counted_plain(std::uint64_t signature, std::size_t call) {
   } else if (plain_calls_ <= length) {
     if (!verify || signature == r.call_signatures[plain_calls_ - 1]) return true;
     const std::size_t matched = plain_calls_ - 1;
-    if (!shares_first_call(r) && 4 * matched < length && !r.short_circuit->launches_within(matched)) {
+    if (!shares_first_call(r) && told_apart_early(r, matched, length)) {
       // Told apart in its first calls, where a replayed iteration would have launched nothing yet
       // (a false start): an iteration no recording holds (an inference service's batch of a length
       // not recorded). No iteration of r's, nor evidence that r's own vary (as a call that comes

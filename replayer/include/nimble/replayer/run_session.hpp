@@ -392,6 +392,9 @@ class RunSession {
                 std::vector<PrimerCall> primer = {}, bool at_end = false);
   // `parent` left at `site` by another iteration that begins alike, not by a side trace of its own.
   bool begins_alike(const Recording& parent, const ExitSite& site) const;
+  // The program went another way after `matched` of an iteration's `length` calls, early enough to
+  // be another iteration that begins alike (begins_alike; a plain block's not_its_iteration).
+  bool told_apart_early(const Recording& r, std::size_t matched, std::size_t length) const;
   // The calls of one of r's iterations as a plain block counts them, the host reads between two included.
   std::size_t plain_length(const Recording& r) const;
   // `call` after an iteration of r completed is a host read r leaves to the program (end_reads.hpp).
