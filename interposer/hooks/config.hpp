@@ -50,6 +50,7 @@ struct Config {
   int run_side_exit_shortest = defaults::run_side_exit_shortest;  // NIMBLE_RUN_SIDE_EXIT_SHORTEST
   bool run_side_exits = defaults::run_side_exits;            // NIMBLE_RUN_SIDE_EXITS
   bool run_trial_moving = defaults::run_trial_moving;        // NIMBLE_RUN_TRIAL_MOVING
+  int run_guard = defaults::run_guard;                  // NIMBLE_RUN_GUARD
   bool run_cupti = defaults::run_cupti;                 // NIMBLE_RUN_CUPTI
   bool run_background = defaults::run_background;       // NIMBLE_RUN_BACKGROUND
   std::string run_output = defaults::run_output;        // NIMBLE_RUN_OUTPUT (run_output_path)

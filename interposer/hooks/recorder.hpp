@@ -29,6 +29,10 @@ inline bool recording() { return g_recording.load(std::memory_order_relaxed); }
 // their handlers too.
 inline std::atomic<bool> g_running{false};
 inline bool running() { return g_running.load(std::memory_order_relaxed); }
+// True while nimble run's process guard has paused it for a timed span (run_mode.hpp): the wrappers
+// still call their handlers, which only count the program's calls (record_task).
+inline std::atomic<bool> g_guard_paused{false};
+inline bool guard_paused() { return g_guard_paused.load(std::memory_order_relaxed); }
 
 // Whether tasks matter right now: the window is open, or the automatic range is watching. When
 // not, a task costs little more than when idle (allocations, streams and events are still
@@ -143,6 +147,7 @@ struct NotReplayed {
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
   if (__builtin_expect(g_recording_ready.load(std::memory_order_acquire), 0) && !inside_nimble()) run_recording_ready();
+  if (__builtin_expect(g_guard_counting.load(std::memory_order_relaxed), 0) && !inside_nimble()) guard_counts_call();
   if (!inside_nimble() && __builtin_expect(from_side_thread(task.kind), 0)) {
     if (running()) short_circuit_side_call(task.stream, task.hook.stream);
     return call();

@@ -217,9 +217,11 @@ RunState& make_run_state() {
   options.side_exit_shortest = static_cast<std::size_t>(c.run_side_exit_shortest);
   options.side_exits = c.run_side_exits;
   options.trial_moving = c.run_trial_moving;
+  options.guard.spans = static_cast<std::size_t>(c.run_guard);
   r->session = std::make_unique<replayer::RunSession>(options, &cuda_knows_address, &now_ns);
   r->summary_path = run_output_path(c, trace_output_path());
   g_run.store(r, std::memory_order_release);
+  g_guard_counting.store(r->session->guard().options().spans > 0, std::memory_order_relaxed);
   std::atexit(at_exit);
   return *r;
 }
@@ -673,6 +675,47 @@ void run_resume() {
   if (!r) return;
   std::lock_guard<std::mutex> lock(r->mu);
   g_running.store(keep_running(*r), std::memory_order_relaxed);
+}
+
+void run_guard_tick(std::size_t program_calls, bool at_host_point) {
+  RunState* state = run_state();
+  if (!state) return;
+  RunState& r = *state;
+  std::lock_guard<std::mutex> lock(r.mu);
+  InternalScope internal;
+  replayer::RunSession& session = *r.session;
+  // Running or paused as the guard left it: a window, an adoption or a drop changes that.
+  const bool as_left = running() == !session.guard().paused();
+  const bool quiet = as_left && !tasks_matter() && !r.ready && r.preparing == 0 && !r.stepped_aside;
+  try {
+    switch (session.guard_tick(program_calls, quiet, at_host_point)) {
+      case replayer::GuardAction::Pause:
+        g_guard_paused.store(true, std::memory_order_relaxed);
+        g_running.store(false, std::memory_order_relaxed);
+        g_plain_phase.store(false, std::memory_order_relaxed);
+        break;
+      case replayer::GuardAction::Resume:
+        g_running.store(keep_running(r), std::memory_order_relaxed);
+        g_guard_paused.store(false, std::memory_order_relaxed);
+        break;
+      case replayer::GuardAction::StepAside:
+        // For good: the wrappers go idle (nothing tracked any more; nimble's thread builds nothing).
+        g_running.store(false, std::memory_order_relaxed);
+        g_plain_phase.store(false, std::memory_order_relaxed);
+        g_recording.store(false, std::memory_order_relaxed);
+        g_guard_counting.store(false, std::memory_order_relaxed);
+        g_guard_paused.store(false, std::memory_order_relaxed);
+        debug_message(session.guard().summary_text());
+        break;
+      case replayer::GuardAction::None:
+        break;
+    }
+  } catch (const std::exception& e) {
+    stop_replay(e);
+  }
+  release_frees(r);
+  // (Paused, it waits for a host point: the calls until then need no lock.)
+  g_guard_due.store(session.guard().switch_due() && !session.guard().paused(), std::memory_order_relaxed);
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {

@@ -46,7 +46,7 @@ struct Hook<Id, Handler, Funnel, R(CUDAAPI*)(A...)> {
     } else if constexpr (Funnel) {
       return Handler(hook_info(Id), fn, args...);
     } else {
-      if (__builtin_expect(!recording() && !running(), 1)) return fn(args...);
+      if (__builtin_expect(!recording() && !running() && !guard_paused(), 1)) return fn(args...);
       return Handler(hook_info(Id), fn, args...);
     }
   }

@@ -261,7 +261,8 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"calls_seen", session.calls_seen()},
                          {"look_rests", session.look_rests()},
                          {"side_threads", side_threads_json(in.hooks.side_threads)},
-                         {"looking", looking_json(in.hooks.looking)}};
+                         {"looking", looking_json(in.hooks.looking)},
+                         {"guard", guard_json(session.guard())}};
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;
   }
@@ -272,6 +273,16 @@ trace::json run_summary_json(const RunReportInput& in) {
     if (main->memo) summary["library"] = library_json(*main->memo, in.heuristics);
   }
   return summary;
+}
+
+trace::json guard_json(const ProcessGuard& guard) {
+  trace::json out = {{"state", guard_state_name(guard.state())},
+                     {"judgements", guard.judgements()},
+                     {"paused_ns_per_call", guard.paused_spans()},
+                     {"running_ns_per_call", guard.running_spans()},
+                     {"spoiled_spans", guard.spoiled_spans()}};
+  if (guard.last_ratio()) out["paused_over_running"] = *guard.last_ratio();
+  return out;
 }
 
 trace::json looking_json(const LookCounts& counts) {

@@ -57,6 +57,7 @@ const char* state_name(RecordingState state) {
 
 RunSession::RunSession(RunOptions options, IsDevicePointer is_device_pointer, Clock clock)
     : options_(options),
+      guard_(options.compare_block > 0 ? GuardOptions{.spans = 0} : options.guard),
       is_device_pointer_(std::move(is_device_pointer)),
       clock_(std::move(clock)),
       side_exits_(SideExits::Options{.shortest = std::max<std::size_t>(options.side_exit_shortest, 1)}) {
@@ -935,6 +936,26 @@ void RunSession::finish(const std::string& why) {
   publish();
 }
 
+GuardAction RunSession::guard_tick(std::size_t program_calls, bool hooks_quiet, bool at_host_point) {
+  GuardView view{.calls = program_calls, .ns = clock_(), .at_host_point = at_host_point};
+  bool on_trial = false;
+  for (const auto& r : recordings_) {
+    if (r->state == RecordingState::Dropped) continue;
+    on_trial = on_trial || r->state == RecordingState::Trial;
+    // Something trusted has replayed a few iterations: what it does to the program can be judged.
+    view.replaying = view.replaying ||
+                     (r->state == RecordingState::Replaying && r->short_circuit->summary().iterations_replayed >= 4);
+    view.longest_iteration = std::max(view.longest_iteration, plain_length(*r));
+  }
+  view.settled = hooks_quiet && !on_trial;
+  view.can_switch = !active_ && !plain_owner_;
+  const GuardAction action = guard_.tick(view);
+  if (action == GuardAction::Pause) interrupt("the process guard paused nimble run");
+  if (action == GuardAction::StepAside) finish("nimble run stepped aside");
+  if (action == GuardAction::Resume && at_host_point) host_synchronized();  // the next call may begin a step
+  return action;
+}
+
 void RunSession::drop(Recording& r, const std::string& why) {
   if (r.state == RecordingState::Dropped) return;
   r.state = RecordingState::Dropped;
@@ -1016,6 +1037,7 @@ std::string RunSession::summary_text() const {
              "with it, as one failure)\n";
     }
   }
+  out << guard_.summary_text();
   return out.str();
 }
 

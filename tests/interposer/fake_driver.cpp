@@ -111,6 +111,17 @@ void fake::ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args, CUstr
   }
 }
 
+void fake::spend_host_time(int microseconds) {
+  if (microseconds <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+int fake::env_microseconds(const char* variable) { 
+  const char* v = std::getenv(variable);
+  return v && *v ? std::atoi(v) : 0;
+ }
+
 extern "C" {
 
 // Test helpers (not part of the driver API).
@@ -218,6 +229,8 @@ void* fake_driver_direct_launch() { return reinterpret_cast<void*>(&direct_launc
     if (capture) {                                                                             \
       fake::captured(s, f, fake::kernel_args(f, params, extra));                               \
     } else {                                                                                   \
+      static const int us = fake::env_microseconds("FAKE_DRIVER_LAUNCH_US");                   \
+      fake::spend_host_time(us);                                                               \
       fake::ran_kernel(f, fake::kernel_args(f, params, extra), s);                             \
     }                                                                                          \
     return CUDA_SUCCESS;                                                                       \

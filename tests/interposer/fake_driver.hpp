@@ -36,6 +36,12 @@ std::vector<std::uint8_t> kernel_args(CUfunction f, void** params, void** extra)
 // work a plain run does, in the same order, on the same streams (a created stream's handle goes
 // into the digest; the default streams, null, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD, count as one).
 void ran_kernel(CUfunction f, const std::vector<std::uint8_t>& args, CUstream stream);
+// Host time a driver call takes on top of its work, in microseconds, from the environment variable
+// `variable` (read once per call site; unset: none): FAKE_DRIVER_LAUNCH_US for each eager kernel
+// launch, FAKE_DRIVER_GRAPH_LAUNCH_US for each graph launch, so that tests of nimble run's process
+// guard, which times the program, can make replay pay or not. Spent busy, as a driver call is.
+void spend_host_time(int microseconds);
+int env_microseconds(const char* variable);
 // An op issued on a capturing stream becomes the next node of its graph (`f` null: not a kernel).
 void captured(CUstream stream, CUfunction f, std::vector<std::uint8_t> args);
 

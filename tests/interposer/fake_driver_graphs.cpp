@@ -218,6 +218,8 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec* e, CUgraph g, unsigned long lo
 }
 CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
   fake::called("cuGraphLaunch");
+  static const int us = fake::env_microseconds("FAKE_DRIVER_GRAPH_LAUNCH_US");
+  fake::spend_host_time(us);
   std::vector<Node> nodes;
   {
     std::lock_guard<std::mutex> lock(g_mu);

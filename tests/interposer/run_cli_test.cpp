@@ -34,10 +34,13 @@ std::vector<std::string> with_default_minimum(std::vector<std::string> env) {
   env.erase(std::remove(env.begin(), env.end(), std::string(kShortStepsRecorded)), env.end());
   return env;
 }
+// The process guard would pause nimble run for spans of these programs: off, so that they count
+// what replay does with every iteration (its own tests turn it on: kGuardOn).
+const char* const kNoGuard = "NIMBLE_RUN_GUARD=0";
 // `trial`: the payoff trial on, as nimble run's default.
 std::vector<std::string> fake_driver_env(bool graphs, bool trial = false) {
   std::vector<std::string> env = {"NIMBLE_LIBCUDA=" + fake_driver_path(), "NIMBLE_CUPTI=0", kWaitForGraphs,
-                                  kShortStepsRecorded};
+                                  kShortStepsRecorded, kNoGuard};
   if (!trial) env.push_back("NIMBLE_RUN_TRIAL=0");
   if (graphs) env.push_back("FAKE_DRIVER_GRAPHS=1");
   return env;
@@ -57,7 +60,11 @@ struct ProbeRun {
 ProbeRun run_overhead_probe(const std::string& dir, const std::vector<std::string>& settings,
                             const std::string& mode = "overhead") {
   std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
-  env.insert(env.end(), settings.begin(), settings.end());
+  for (const std::string& setting : settings) {  // in place of the same variable's default here
+    const std::string name = setting.substr(0, setting.find('=') + 1);
+    env.erase(std::remove_if(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name, 0) == 0; }), env.end());
+    env.push_back(setting);
+  }
   ProbeRun run{run_with_env(env, {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi", "--iteration", "1", "-o",
                                   dir + "/t.json", "--", probe_path(), mode}),
                nlohmann::json()};
@@ -941,6 +948,41 @@ TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   EXPECT_EQ(summary["recordings"].size(), 2u) << r_dump(by_calls);
   EXPECT_GE(by_calls[10].value("iterations_replayed", 0), 60) << r_dump(by_calls);
   EXPECT_GT(by_calls[10]["library"]["calls"]["cudnnBackendExecute"].value("skipped", 0), 300) << r_dump(by_calls);
+}
+
+// The process guard times the program with nimble run paused and running. Where replay costs the
+// program more than it saves (each graph launch takes 2 ms of host time here), nimble run steps
+// aside for good after the spans: the rest of the 2000 iterations run as the program issues them,
+// and the work is a plain run's.
+TEST(RunCommand, TheProcessGuardStepsAsideWhereReplaySlowsTheProgram) {
+  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_GRAPH_LAUNCH_US=2000"});
+  if (::testing::Test::HasFailure()) return;
+  const nlohmann::json& guard = run.summary["guard"];
+  EXPECT_EQ(guard.value("state", ""), "stepped aside") << guard.dump(2);
+  EXPECT_EQ(guard["paused_ns_per_call"].size(), 3u) << guard.dump(2);
+  EXPECT_LT(guard.value("paused_over_running", 9.0), 1.0) << guard.dump(2);
+  EXPECT_GE(run.summary.value("iterations_replayed", 0), 4) << run.summary.dump(2);
+  EXPECT_LT(run.summary.value("iterations_replayed", 9999), 100) << run.summary.dump(2);
+  EXPECT_NE(run.result.output.find("nimble run: stepped aside for good: the program ran "), std::string::npos) << run.result.output;
+  EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead").output));
+}
+
+// Where replay saves the program time (each eager launch takes 5 us of host time), the guard keeps
+// nimble run after two clear spans of each kind, and nearly every iteration is replayed.
+TEST(RunCommand, TheProcessGuardKeepsReplayThatPays) {
+  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=5"});
+  if (::testing::Test::HasFailure()) return;
+  const nlohmann::json& guard = run.summary["guard"];
+  EXPECT_EQ(guard.value("state", ""), "kept") << guard.dump(2);
+  EXPECT_EQ(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  EXPECT_GT(guard.value("paused_over_running", 0.0), 1.08) << guard.dump(2);
+  EXPECT_NE(run.result.output.find("nimble run: the process guard kept nimble run: the program ran "), std::string::npos)
+      << run.result.output;
+  // A paused nimble run resumes at a host sync, where the next iteration begins: no fall-back.
+  EXPECT_TRUE(run.summary["fallbacks"].empty()) << run.summary["fallbacks"].dump(2);
+  // Of 2000 iterations: the recorded one, and the paused spans' few (judged again after 256Ki calls).
+  EXPECT_GE(run.summary.value("iterations_replayed", 0), 1950) << run.summary.dump(2);
+  EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead").output));
 }
 
 // A program that ends while its recording is still on trial (blocks longer than the program) is

@@ -89,6 +89,8 @@ const Recording* main_recording(const RunSession& session, std::size_t* index);
 std::string nothing_replayed_because(const RunSession& session, const std::vector<std::string>& refusals,
                                      const std::string& nothing_recorded = "");
 
+// The process guard's state and last judgement (the summary's "guard").
+trace::json guard_json(const ProcessGuard& guard);
 trace::json comparison_json(const Comparison& comparison);
 std::string comparison_text(const Comparison& comparison);  // --compare's result line
 trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& heuristics);

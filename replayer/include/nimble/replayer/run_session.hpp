@@ -26,6 +26,7 @@
 
 #include "nimble/replayer/comparison.hpp"
 #include "nimble/replayer/library_memo.hpp"
+#include "nimble/replayer/process_guard.hpp"
 #include "nimble/replayer/short_circuit.hpp"
 #include "nimble/replayer/side_exits.hpp"
 #include "settings/settings.hpp"
@@ -78,6 +79,9 @@ struct RunOptions {
   std::size_t side_exit_shortest = settings::defaults::run_side_exit_shortest;
   // A recording whose buffers move every iteration goes on to its trial (warmed_up_moving).
   bool trial_moving = settings::defaults::run_trial_moving;
+  // The process guard (process_guard.hpp): spans paused and running, timed, once something replays.
+  // Off under --compare, which alternates for good.
+  GuardOptions guard{.spans = settings::defaults::run_guard};
 };
 
 // A call the automatic range should see before it looks again: the program left the recorded
@@ -257,6 +261,14 @@ class RunSession {
   void interrupt(const std::string& why);
   // Process exit, or replay must stop for good: deferred calls are issued, nothing arms again.
   void finish(const std::string& why);
+  // The process guard's turn (process_guard.hpp): `program_calls`, the hooks' count of the program's
+  // calls, paused or not; `hooks_quiet`: nothing of the hooks' is under way that would make a span
+  // unfair (no window open, the automatic range not watching, no recording being built, and
+  // nimble run running or paused as the guard left it); `at_host_point`: the program just waited for
+  // the GPU. What the hooks do now: on Pause the session has let go of everything (interrupt), on
+  // StepAside it is finished.
+  GuardAction guard_tick(std::size_t program_calls, bool hooks_quiet, bool at_host_point = false);
+  const ProcessGuard& guard() const { return guard_; }
 
   // The recording in the middle of an iteration (armed), if any.
   Recording* active();
@@ -407,6 +419,7 @@ class RunSession {
   std::size_t stale_after() const;
 
   RunOptions options_;
+  ProcessGuard guard_;
   std::vector<std::function<void()>> held_frees_;
   std::size_t frees_held_ = 0;
   std::vector<Executor*> to_release_;  // of dropped recordings (release_dropped)

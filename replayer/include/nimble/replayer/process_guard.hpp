@@ -1,0 +1,102 @@
+// Whether nimble run, as a whole, makes the program faster. A trial judges one recording's
+// iterations against the program's own; nothing judges what nimble run costs the rest of the
+// program: the steps no recording holds, false starts, the state it keeps. (An inference service
+// whose batches come in three lengths read 0.91-0.95 of plain with every trial saying 1.04-1.16x.)
+//
+// Once something replays, the guard times the program itself: spans with nimble run paused (state
+// tracked, nothing matched or replayed) alternate with spans running, each timed per program call
+// (the program makes the same calls either way). Pauses of the program only add time (a GC, another
+// process's turn), so each side's median span is compared. When running does not beat paused by
+// GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
+// than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
+// the calls, ask tick() every few dozen of them, and act on what it answers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nimble::replayer {
+
+struct GuardOptions {
+  // Timed spans of each kind before a verdict (0: no guard). A verdict comes sooner when the first
+  // two of each kind are clear (quick_keep).
+  std::size_t spans = 6;
+  std::size_t span_calls = 512;  // program calls a span lasts at least (longer for long iterations)
+  // Running is kept when paused / running medians reach this. Above 1: paused costs about 1% more
+  // than the idle library nimble run goes to when it steps aside.
+  double keep_above = 1.01;
+  // After two spans of each kind, every paused one this much slower than every running one: kept.
+  double quick_keep = 1.08;
+  // Program calls from a verdict to keep until the next judgement, times the judgements so far.
+  std::size_t rejudge_calls = 1u << 18;
+};
+
+enum class GuardAction { None, Pause, Resume, StepAside };
+
+// What the hooks know at a tick (RunSession::guard_tick fills in the session's part).
+struct GuardView {
+  std::size_t calls = 0;       // program calls so far (counted paused or not)
+  std::uint64_t ns = 0;        // now, monotonic
+  bool replaying = false;      // something is trusted and has replayed: there is something to judge
+  bool settled = false;        // nothing is being recorded, looked for or tried (a span now is fair)
+  bool can_switch = false;     // nothing under way: nimble run may pause here
+  // The program just waited for the GPU (a step's end, most often): a paused nimble run resumes only
+  // here, so that it meets the next step at its first call rather than in its middle (or after four
+  // spans' worth of calls without one).
+  bool at_host_point = false;
+  std::size_t longest_iteration = 0;  // calls of the longest live recording's iteration
+};
+
+class ProcessGuard {
+ public:
+  enum class State { Waiting, Judging, Kept, SteppedAside };
+
+  explicit ProcessGuard(GuardOptions options) : options_(options) {}
+
+  // Every few dozen program calls, and on every call while switch_due(). Returns what the hooks do
+  // now: pause nimble run (Pause), let it run again (Resume), or leave the program alone for good
+  // (StepAside: nothing it holds back may be left, can_switch was true).
+  GuardAction tick(const GuardView& view);
+  // A span has lasted long enough and waits for a moment when nothing is under way.
+  bool switch_due() const { return switch_due_; }
+  bool paused() const { return paused_; }
+  State state() const { return state_; }
+  // Judgements so far and the last one's ratio (paused / running medians), if any.
+  std::size_t judgements() const { return judgements_; }
+  std::optional<double> last_ratio() const { return last_ratio_; }
+  bool undecided() const { return undecided_; }
+  // Nanoseconds per call of the timed spans of the judgement under way, or the last one.
+  const std::vector<double>& paused_spans() const { return paused_ns_; }
+  const std::vector<double>& running_spans() const { return running_ns_; }
+  std::size_t spoiled_spans() const { return spoiled_; }
+  const GuardOptions& options() const { return options_; }
+  // One line for the exit summary ("" when the guard never judged).
+  std::string summary_text() const;
+
+ private:
+  GuardAction begin_span(const GuardView& view, bool paused);
+  GuardAction end_span(const GuardView& view);
+  GuardAction verdict(const GuardView& view);
+  std::size_t span_length(const GuardView& view) const;
+
+  GuardOptions options_;
+  State state_ = State::Waiting;
+  bool paused_ = false;
+  bool switch_due_ = false;
+  bool spoiled_now_ = false;  // the span under way met an unsettled moment
+  std::size_t span_calls_at_ = 0;
+  std::uint64_t span_ns_at_ = 0;
+  std::vector<double> paused_ns_, running_ns_;
+  std::size_t spoiled_ = 0;
+  std::size_t judgements_ = 0;
+  std::size_t judge_again_at_ = 0;  // program calls (Kept)
+  std::optional<double> last_ratio_;
+  bool undecided_ = false;  // the last judgement timed too few spans (too many were spoiled)
+};
+
+const char* guard_state_name(ProcessGuard::State state);
+
+}  // namespace nimble::replayer

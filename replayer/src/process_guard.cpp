@@ -1,0 +1,135 @@
+#include "nimble/replayer/process_guard.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace nimble::replayer {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string fixed(double value, const char* format) {
+  char text[32];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+}  // namespace
+
+const char* guard_state_name(ProcessGuard::State state) {
+  switch (state) {
+    case ProcessGuard::State::Waiting: return "waiting";
+    case ProcessGuard::State::Judging: return "judging";
+    case ProcessGuard::State::Kept: return "kept";
+    case ProcessGuard::State::SteppedAside: return "stepped aside";
+  }
+  return "?";
+}
+
+std::size_t ProcessGuard::span_length(const GuardView& view) const {
+  return std::max(options_.span_calls, view.longest_iteration);
+}
+
+GuardAction ProcessGuard::tick(const GuardView& view) {
+  if (options_.spans == 0 || state_ == State::SteppedAside) return GuardAction::None;
+  if (state_ != State::Judging) {
+    if (state_ == State::Kept && view.calls < judge_again_at_) return GuardAction::None;
+    if (!view.replaying || !view.settled || !view.can_switch) return GuardAction::None;
+    state_ = State::Judging;
+    paused_ns_.clear();
+    running_ns_.clear();
+    spoiled_ = 0;
+    return begin_span(view, /*paused=*/true);
+  }
+  if (!view.settled) spoiled_now_ = true;
+  const std::size_t length = span_length(view), calls = view.calls - span_calls_at_;
+  switch_due_ = calls >= length;
+  const bool may_switch = paused_ ? view.at_host_point || calls >= 4 * length : view.can_switch;
+  if (!switch_due_ || !may_switch) return GuardAction::None;
+  return end_span(view);
+}
+
+GuardAction ProcessGuard::begin_span(const GuardView& view, bool paused) {
+  const bool was_paused = paused_;
+  paused_ = paused;
+  switch_due_ = false;
+  spoiled_now_ = false;
+  span_calls_at_ = view.calls;
+  span_ns_at_ = view.ns;
+  if (paused == was_paused) return GuardAction::None;
+  return paused ? GuardAction::Pause : GuardAction::Resume;
+}
+
+GuardAction ProcessGuard::end_span(const GuardView& view) {
+  const std::size_t calls = view.calls - span_calls_at_;
+  const double ns_per_call = static_cast<double>(view.ns - span_ns_at_) / static_cast<double>(calls);
+  if (spoiled_now_) {
+    ++spoiled_;
+  } else {
+    (paused_ ? paused_ns_ : running_ns_).push_back(ns_per_call);
+  }
+  const GuardAction decided = verdict(view);
+  if (state_ != State::Judging) return decided;
+  return begin_span(view, !paused_);
+}
+
+GuardAction ProcessGuard::verdict(const GuardView& view) {
+  const std::size_t n = std::min(paused_ns_.size(), running_ns_.size());
+  bool keep = false;
+  if (n >= 2 && *std::min_element(paused_ns_.begin(), paused_ns_.end()) >=
+                    options_.quick_keep * *std::max_element(running_ns_.begin(), running_ns_.end())) {
+    keep = true;
+  } else if (n >= options_.spans) {
+    keep = median(paused_ns_) >= options_.keep_above * median(running_ns_);
+  } else if (spoiled_ <= 2 * options_.spans) {
+    return GuardAction::None;  // not decided yet
+  }
+  ++judgements_;
+  last_ratio_.reset();
+  if (n > 0) last_ratio_ = median(paused_ns_) / median(running_ns_);
+  // Too many spans met looks, recordings or trials to judge: nimble run goes on, judged later.
+  undecided_ = !keep && n < options_.spans;
+  if (keep || undecided_) {
+    state_ = State::Kept;
+    // Each later judgement waits 8x longer: a program that keeps paying pays little for it.
+    judge_again_at_ = view.calls + (options_.rejudge_calls << std::min<std::size_t>(3 * (judgements_ - 1), 30));
+    const bool was_paused = paused_;
+    paused_ = false;
+    switch_due_ = false;
+    return was_paused ? GuardAction::Resume : GuardAction::None;
+  }
+  state_ = State::SteppedAside;
+  switch_due_ = false;
+  return GuardAction::StepAside;
+}
+
+std::string ProcessGuard::summary_text() const {
+  if (judgements_ == 0 && state_ != State::Judging) return "";
+  const std::string spans = std::to_string(paused_ns_.size()) + " paused and " + std::to_string(running_ns_.size()) +
+                            " running span(s) of at least " + std::to_string(options_.span_calls) + " calls";
+  const std::string ratio = last_ratio_ ? fixed(*last_ratio_, "%.3f") + "x" : "";
+  switch (state_) {
+    case State::Judging:
+      return "nimble run: the program ended while the process guard was timing it (" + spans + " so far)\n";
+    case State::SteppedAside:
+      return "nimble run: stepped aside for good: the program ran " + ratio + " as fast with nimble run as with it paused (" +
+             spans + "), below the " + fixed(options_.keep_above, "%.2f") +
+             "x it must reach; later calls went straight to the driver\n";
+    case State::Kept:
+      if (undecided_) {
+        return "nimble run: the process guard could not time the program (" + std::to_string(spoiled_) +
+               " span(s) met a recording, a look or a trial); nimble run went on\n";
+      }
+      return "nimble run: the process guard kept nimble run: the program ran " + ratio + " as fast with it as with it paused (" +
+             spans + ", " + std::to_string(judgements_) + " judgement(s))\n";
+    case State::Waiting:
+      break;
+  }
+  return "";
+}
+
+}  // namespace nimble::replayer

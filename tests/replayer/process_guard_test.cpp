@@ -1,0 +1,183 @@
+// The process guard on synthetic ticks: when it begins judging, when a span may switch, and what
+// it decides from the spans' times per call.
+#include "nimble/replayer/process_guard.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace nimble::replayer {
+namespace {
+
+// A program whose calls cost `paused_ns` each while nimble run is paused and `running_ns` while it
+// runs, driven through the guard one tick per `step` calls; every tick can switch, is settled, and
+// comes at a host sync (each step of `step` calls ends with one).
+struct Program {
+  ProcessGuard guard;
+  double paused_ns, running_ns;
+  std::size_t calls = 0;
+  double ns = 1e9;
+  std::vector<GuardAction> actions;
+  // Runs `ticks` ticks of `step` calls; `extra_ns` is added to the clock before tick `pause_at`.
+  void run(std::size_t ticks, std::size_t step = 64, std::size_t pause_at = static_cast<std::size_t>(-1),
+           double extra_ns = 0) {
+    for (std::size_t t = 0; t < ticks; ++t) {
+      calls += step;
+      ns += static_cast<double>(step) * (guard.paused() ? paused_ns : running_ns);
+      if (t == pause_at) ns += extra_ns;
+      const GuardView view{.calls = calls, .ns = static_cast<std::uint64_t>(ns), .replaying = true, .settled = true,
+                           .can_switch = true, .at_host_point = true};
+      const GuardAction a = guard.tick(view);
+      if (a != GuardAction::None) actions.push_back(a);
+      if (a == GuardAction::StepAside) return;
+    }
+  }
+};
+
+GuardOptions options(std::size_t spans = 4) {
+  return {.spans = spans, .span_calls = 256, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 14};
+}
+
+TEST(ProcessGuard, WaitsForSomethingReplayedAndAMomentWhenNothingIsUnderWay) {
+  ProcessGuard guard(options());
+  EXPECT_EQ(guard.tick({.calls = 64, .ns = 1, .replaying = false, .settled = true, .can_switch = true}), GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 128, .ns = 2, .replaying = true, .settled = false, .can_switch = true}), GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 192, .ns = 3, .replaying = true, .settled = true, .can_switch = false}), GuardAction::None);
+  EXPECT_EQ(guard.state(), ProcessGuard::State::Waiting);
+  EXPECT_EQ(guard.tick({.calls = 256, .ns = 4, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  EXPECT_EQ(guard.state(), ProcessGuard::State::Judging);
+  EXPECT_TRUE(guard.paused());
+}
+
+TEST(ProcessGuard, ASpanSwitchesAfterItsCallsOnlyWhenNothingIsUnderWay) {
+  ProcessGuard guard(options());
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  EXPECT_EQ(guard.tick({.calls = 200, .ns = 200, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
+  EXPECT_FALSE(guard.switch_due());
+  // A recorded iteration's worth longer than span_calls makes the span that long.
+  EXPECT_EQ(guard.tick({.calls = 300, .ns = 300, .replaying = true, .settled = true, .can_switch = true,
+                        .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 420, .ns = 420, .replaying = true, .settled = true, .can_switch = false,
+                        .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_TRUE(guard.switch_due());
+  // Paused, it resumes only where the program waited for the GPU (the next call begins a step).
+  EXPECT_EQ(guard.tick({.calls = 421, .ns = 421, .replaying = true, .settled = true, .can_switch = true,
+                        .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 422, .ns = 422, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true, .longest_iteration = 400}),
+            GuardAction::Resume);
+  EXPECT_FALSE(guard.paused());
+  EXPECT_EQ(guard.paused_spans(), (std::vector<double>{1.0}));
+  // Running, it pauses only when nothing is under way (the hooks then tick on every call).
+  EXPECT_EQ(guard.tick({.calls = 900, .ns = 900, .replaying = true, .settled = true, .can_switch = false,
+                        .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_TRUE(guard.switch_due());
+  EXPECT_EQ(guard.tick({.calls = 901, .ns = 901, .replaying = true, .settled = true, .can_switch = true,
+                        .longest_iteration = 400}),
+            GuardAction::Pause);
+  EXPECT_EQ(guard.running_spans(), (std::vector<double>{1.0}));
+}
+
+TEST(ProcessGuard, APausedSpanWithoutAHostSyncResumesAfterFourSpansWorth) {
+  ProcessGuard guard(options());
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  EXPECT_EQ(guard.tick({.calls = 1023, .ns = 1023, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 1024, .ns = 1024, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Resume);
+}
+
+TEST(ProcessGuard, StepsAsideWhenThePausedProgramRunsFaster) {
+  Program p{ProcessGuard(options()), 100, 104};
+  p.run(1000);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::SteppedAside);
+  ASSERT_FALSE(p.actions.empty());
+  EXPECT_EQ(p.actions.back(), GuardAction::StepAside);
+  EXPECT_EQ(p.guard.paused_spans().size(), 4u);
+  EXPECT_EQ(p.guard.running_spans().size(), 4u);
+  ASSERT_TRUE(p.guard.last_ratio());
+  EXPECT_NEAR(*p.guard.last_ratio(), 100.0 / 104.0, 0.01);
+  EXPECT_NE(p.guard.summary_text().find("stepped aside for good"), std::string::npos) << p.guard.summary_text();
+  // Nothing more once it stepped aside.
+  EXPECT_EQ(p.guard.tick({.calls = p.calls + 10000, .ns = 1, .replaying = true, .settled = true, .can_switch = true}),
+            GuardAction::None);
+}
+
+TEST(ProcessGuard, RunningThatBeatsPausedByLessThanTheMarginStepsAsideToo) {
+  Program p{ProcessGuard(options()), 100, 99.5};
+  p.run(1000);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::SteppedAside);
+}
+
+TEST(ProcessGuard, AClearWinIsKeptAfterTwoSpansOfEachAndJudgedAgainMuchLater) {
+  Program p{ProcessGuard(options()), 120, 100};
+  p.run(17);  // the first tick begins judging, then four spans of 256 calls
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
+  EXPECT_EQ(p.guard.paused_spans().size(), 2u);
+  EXPECT_EQ(p.guard.running_spans().size(), 2u);
+  EXPECT_FALSE(p.guard.paused());
+  ASSERT_EQ(p.actions.back(), GuardAction::Resume);  // the last span was paused: nimble run runs again
+  EXPECT_NE(p.guard.summary_text().find("kept nimble run"), std::string::npos) << p.guard.summary_text();
+  // Not before rejudge_calls more calls; then a new judgement begins with a paused span.
+  const std::size_t actions = p.actions.size();
+  p.run((1 << 14) / 64 - 1);
+  EXPECT_EQ(p.actions.size(), actions);
+  p.run(2);
+  ASSERT_GT(p.actions.size(), actions);
+  EXPECT_EQ(p.actions[actions], GuardAction::Pause);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Judging);
+}
+
+TEST(ProcessGuard, AModestWinIsKeptOnTheMediansOfEverySpan) {
+  Program p{ProcessGuard(options()), 103, 100};
+  p.run(1000);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
+  EXPECT_EQ(p.guard.paused_spans().size(), 4u);
+}
+
+TEST(ProcessGuard, APauseOfTheProgramInOneSpanDoesNotDecide) {
+  // Paused is faster, but the program stops for a while (another process's turn) in a paused span.
+  Program p{ProcessGuard(options()), 100, 104};
+  p.run(1000, 64, /*pause_at=*/6, /*extra_ns=*/5e7);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::SteppedAside);
+}
+
+TEST(ProcessGuard, ASpanThatMetARecordingOrATrialIsNotTimed) {
+  ProcessGuard guard(options());
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  EXPECT_EQ(guard.tick({.calls = 128, .ns = 128, .replaying = true, .settled = false, .can_switch = true}), GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 300, .ns = 300, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true}),
+            GuardAction::Resume);
+  EXPECT_TRUE(guard.paused_spans().empty());
+  EXPECT_EQ(guard.spoiled_spans(), 1u);
+}
+
+TEST(ProcessGuard, TooManySpoiledSpansLeaveNimbleRunRunningUndecided) {
+  ProcessGuard guard(options(2));
+  std::size_t calls = 0;
+  GuardAction last = GuardAction::None;
+  ASSERT_EQ(guard.tick({.calls = calls, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  for (int i = 0; i < 40 && guard.state() == ProcessGuard::State::Judging; ++i) {
+    calls += 300;
+    last = guard.tick({.calls = calls, .ns = calls, .replaying = true, .settled = false, .can_switch = true,
+                       .at_host_point = true});
+  }
+  EXPECT_EQ(guard.state(), ProcessGuard::State::Kept);
+  EXPECT_TRUE(guard.undecided());
+  EXPECT_FALSE(guard.paused());
+  EXPECT_NE(last, GuardAction::StepAside);
+  EXPECT_NE(guard.summary_text().find("could not time"), std::string::npos) << guard.summary_text();
+}
+
+TEST(ProcessGuard, NoSpansMeansNoGuard) {
+  ProcessGuard guard(options(0));
+  EXPECT_EQ(guard.tick({.calls = 1 << 20, .ns = 1, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
+  EXPECT_EQ(guard.state(), ProcessGuard::State::Waiting);
+  EXPECT_EQ(guard.summary_text(), "");
+}
+
+}  // namespace
+}  // namespace nimble::replayer
