@@ -262,7 +262,12 @@ def recording_states(summary):
         speed = " %.2fx" % r["trial_speedup"] if r.get("trial_speedup") else ""
         return "%s:%s%s%s" % (os.path.basename(r["trace"]), r["state"], speed,
                               " (undecided at exit)" if r.get("undecided_because") else "")
-    return " ".join(one(r) for r in summary.get("recordings", []))
+    guard = summary.get("guard", {})
+    verdict = ""
+    if guard.get("state") not in (None, "waiting"):  # the process guard judged (or was judging at exit)
+        ratio = guard.get("paused_over_running")
+        verdict = " guard:%s%s" % (guard["state"].replace(" ", "-"), " %.3f" % ratio if ratio else "")
+    return " ".join(one(r) for r in summary.get("recordings", [])) + verdict
 
 
 def run_summary(trace):

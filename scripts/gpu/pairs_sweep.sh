@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|79"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|80"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -765,8 +765,19 @@ PY
     python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-strict" > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  80)  # the process guard (replayer/process_guard.hpp): GPU tests; the service, two interleaved pairs in each
+    # mode (does it step aside, and does the process then read 0.98?); GPT-2 forward and BERT training,
+    # one pair each (replay that pays little: is it kept?)
+    ctest_gpu
+    pairs buckets-benchmark 120 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs buckets 120 --pairs 2 bucketed_inference:200
+    pairs regress 150 --pairs 1 gpt2_forward bert_train
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-buckets-benchmark" "$out/$part-buckets" \
+      > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 79)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 80)" >&2
     exit 2
     ;;
 esac
