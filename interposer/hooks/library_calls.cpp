@@ -147,7 +147,7 @@ struct LibraryHook<Id, R (*)(A...)> {
     const auto real = reinterpret_cast<Fn>(resolve_library_real(Id, reinterpret_cast<void*>(&wrapper)));
     const LibraryHookInfo& hook = kLibraryHooks[static_cast<unsigned>(Id)];
     if (!real) return static_cast<R>(kLibraries[static_cast<unsigned>(hook.library)].missing_status);
-    if (__builtin_expect(!recording() && !running(), 1)) return real(args...);
+    if (__builtin_expect(!recording() && !running() && !guard_paused(), 1)) return real(args...);
     LibraryCallScope scope(hook.symbol);
     if constexpr (B::kind == Kind::Followed) {
       const R result = real(args...);
@@ -160,6 +160,8 @@ struct LibraryHook<Id, R (*)(A...)> {
       return real(args...);
     } else if constexpr (B::kind == Kind::Replayable) {
       if (!scope.outermost()) return real(args...);
+      // One of the program's calls for the process guard, skipped or not (record_task leaves its launches out).
+      if (g_guard_counting.load(std::memory_order_relaxed) && !inside_nimble()) guard_counts_call();
       return replayable(real, scope, hook.symbol, args...);
     } else {
       return real(args...);

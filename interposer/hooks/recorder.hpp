@@ -15,6 +15,7 @@
 #include "deps/engine.hpp"
 #include "function_ref.hpp"
 #include "hook_table.hpp"
+#include "library_calls.hpp"
 #include "nimble/replayer/short_circuit.hpp"
 #include "run_mode.hpp"
 
@@ -147,7 +148,11 @@ struct NotReplayed {
 template <class Call, class DescribeFn, class AsGpuCall = NotReplayed>
 CUresult record_task(const TaskCall& task, Call&& call, DescribeFn&& describe, AsGpuCall&& as_gpu_call = {}) {
   if (__builtin_expect(g_recording_ready.load(std::memory_order_acquire), 0) && !inside_nimble()) run_recording_ready();
-  if (__builtin_expect(g_guard_counting.load(std::memory_order_relaxed), 0) && !inside_nimble()) guard_counts_call();
+  // A library's own launches are not the program's calls: replay skips the library call, and they
+  // would be counted paused and not running (the library call counts, once: library_calls.cpp).
+  if (__builtin_expect(g_guard_counting.load(std::memory_order_relaxed), 0) && !inside_nimble() && !current_library_call()) {
+    guard_counts_call();
+  }
   if (!inside_nimble() && __builtin_expect(from_side_thread(task.kind), 0)) {
     if (running()) short_circuit_side_call(task.stream, task.hook.stream);
     return call();

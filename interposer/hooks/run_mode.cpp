@@ -119,7 +119,8 @@ void release_frees(RunState& r) {
 replayer::HookCounts hook_counts() {
   return {{g_side_thread_count.load(std::memory_order_relaxed), g_side_calls.load(std::memory_order_relaxed)},
           {g_looks_again.load(std::memory_order_relaxed), g_calls_looked_at.load(std::memory_order_relaxed),
-           g_look_ns.load(std::memory_order_relaxed)}};
+           g_look_ns.load(std::memory_order_relaxed)},
+          g_program_calls.load(std::memory_order_relaxed)};
 }
 
 // What the summary takes from the hooks: each recording's setup and graph statistics, the

@@ -263,6 +263,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"side_threads", side_threads_json(in.hooks.side_threads)},
                          {"looking", looking_json(in.hooks.looking)},
                          {"guard", guard_json(session.guard())}};
+  summary["guard"]["program_calls"] = in.hooks.program_calls;
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;
   }

@@ -3,7 +3,8 @@
 # summary must show replayed iterations (and, with EXPECT_REASON set, a fall-back or false start
 # whose reason mentions it: --change-shape-at changes launch shapes right after the input copy).
 # With EXPECT_RELEASED set, a recording must have been dropped and its graphs given back
-# (the summary's graphs.released). NIMBLE_RUN_TRIAL from the environment, else no trial.
+# (the summary's graphs.released). NIMBLE_RUN_TRIAL from the environment, else no trial; likewise
+# NIMBLE_RUN_GUARD, else no process guard (its paused spans would replay nothing of these short loops).
 # Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
 nimble=$1 app=$2 out=$3 min_replayed=$4
 shift 4
@@ -18,7 +19,7 @@ rc=$?
 [ $rc -eq 77 ] && exit 77
 [ $rc -eq 0 ] || { echo "run_and_check: the app failed on its own ($rc)"; exit 1; }
 # The mechanics are checked here, not the payoff trial (the corpus measures that): no trial.
-NIMBLE_RUN_TRIAL=${NIMBLE_RUN_TRIAL:-0} "$nimble" run -o "$out" -- "$app" "$@" > "$out.nimble"
+NIMBLE_RUN_TRIAL=${NIMBLE_RUN_TRIAL:-0} NIMBLE_RUN_GUARD=${NIMBLE_RUN_GUARD:-0} "$nimble" run -o "$out" -- "$app" "$@" > "$out.nimble"
 rc=$?
 [ $rc -eq 0 ] || { echo "run_and_check: nimble run exited with $rc"; cat "$out.nimble"; exit 1; }
 grep '^iteration' "$out.nimble" > "$out.nimble.iterations"

@@ -6,6 +6,9 @@
 
 #include <vector>
 
+#include "nimble/replayer/run_session.hpp"
+#include "session_util.hpp"
+
 namespace nimble::replayer {
 namespace {
 
@@ -177,6 +180,102 @@ TEST(ProcessGuard, NoSpansMeansNoGuard) {
   EXPECT_EQ(guard.tick({.calls = 1 << 20, .ns = 1, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Waiting);
   EXPECT_EQ(guard.summary_text(), "");
+}
+
+
+// The guard through the session, as the hooks drive it: iterations of three kernels, each ending
+// with a host sync (a tick at a host point), a tick after each call besides. Calls cost `running_ns`
+// while nimble run runs and `paused_ns` while the guard has it paused (then the hooks hand the
+// session nothing).
+struct GuardedProgram {
+  RunOptions options;
+  test::Log log;
+  std::uint64_t now = 0;
+  std::unique_ptr<RunSession> session;
+  std::size_t calls = 0;
+  bool paused = false, stepped_aside = false;
+  std::vector<GuardAction> actions;
+  std::vector<RecordingState> states_at_actions;
+  explicit GuardedProgram(RunOptions o) : options(o) {
+    session = std::make_unique<RunSession>(options, [](std::uint64_t) { return false; }, [this] { return now; });
+    session->add(test::recording("step", {1, 2, 3}, log));
+  }
+  void act(GuardAction a) {
+    if (a == GuardAction::None) return;
+    actions.push_back(a);
+    states_at_actions.push_back(session->recordings()[0]->state);
+    paused = a == GuardAction::Pause;
+    stepped_aside = stepped_aside || a == GuardAction::StepAside;
+  }
+  void iterations(std::size_t n, std::uint64_t running_ns, std::uint64_t paused_ns) {
+    for (std::size_t i = 0; i < n && !stepped_aside; ++i) {
+      for (std::uint64_t f : {1, 2, 3}) {
+        ++calls;
+        now += paused ? paused_ns : running_ns;
+        act(session->guard_tick(calls, /*hooks_quiet=*/true));
+        if (!paused && !stepped_aside) test::hand_over(*session, test::sig(f), test::call_of(f));
+      }
+      if (!paused && !stepped_aside) session->host_synchronized();
+      act(session->guard_tick(calls, /*hooks_quiet=*/true, /*at_host_point=*/true));
+    }
+  }
+};
+
+RunOptions guarded(std::size_t trial_block) {
+  RunOptions o;
+  o.trial_block = trial_block;
+  o.guard = {.spans = 2, .span_calls = 9, .keep_above = 1.01, .quick_keep = 1.08, .unsettled_calls = 60,
+             .rejudge_calls = 1 << 20};
+  return o;
+}
+
+TEST(SessionGuard, ATrustedRecordingIsJudgedAfterFourReplayedIterationsAndStepsAsideWhenPausedIsFaster) {
+  GuardedProgram p(guarded(0));  // trusted at once
+  p.iterations(4, 20, 10);
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(p.session->replayed_so_far(), 4u);
+  p.iterations(40, 20, 10);
+  ASSERT_FALSE(p.actions.empty());
+  EXPECT_EQ(p.actions.front(), GuardAction::Pause);
+  EXPECT_EQ(p.actions.back(), GuardAction::StepAside);
+  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::SteppedAside);
+  // Finished: the next call of a recorded iteration begins nothing.
+  EXPECT_EQ(test::hand_over(*p.session, test::sig(1), test::call_of(1)), Action::Run);
+  EXPECT_FALSE(p.session->active());
+  EXPECT_NE(p.session->summary_text().find("stepped aside for good"), std::string::npos) << p.session->summary_text();
+}
+
+TEST(SessionGuard, ReplayThatPaysIsKeptAndReplaysAfterEachPausedSpan) {
+  GuardedProgram p(guarded(0));
+  p.iterations(40, 10, 20);
+  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Kept);
+  EXPECT_FALSE(p.paused);
+  // Each resume came at a host sync: every iteration begun was replayed whole, none fell back.
+  EXPECT_EQ(p.session->recordings()[0]->short_circuit->summary().fallbacks.size(), 0u);
+  const std::size_t replayed = p.session->iterations_replayed();
+  p.iterations(5, 10, 20);
+  EXPECT_EQ(p.session->iterations_replayed(), replayed + 5);
+}
+
+TEST(SessionGuard, ATrialThatDoesNotDecideIsJudgedWithItOnceItHasLastedLong) {
+  GuardedProgram p(guarded(1000));  // a warm-up of 1000 replayed iterations: on trial throughout
+  p.iterations(19, 20, 10);  // 57 calls: not yet
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(p.session->recordings()[0]->state, RecordingState::Trial);
+  p.iterations(40, 20, 10);
+  ASSERT_FALSE(p.actions.empty());
+  EXPECT_EQ(p.actions.front(), GuardAction::Pause);
+  EXPECT_EQ(p.states_at_actions.front(), RecordingState::Trial);
+  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::SteppedAside);
+}
+
+TEST(SessionGuard, UnderCompareThereIsNoGuard) {
+  RunOptions o = guarded(0);
+  o.compare_block = 4;
+  GuardedProgram p(o);
+  p.iterations(60, 20, 10);
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Waiting);
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ trace::json looking_json(const LookCounts& counts);  // the summary's "looking"
 struct HookCounts {
   SideThreadCounts side_threads;
   LookCounts looking;
+  std::size_t program_calls = 0;  // the program's calls as the process guard counts them (the summary's guard)
 };
 
 struct RunReportInput {
