@@ -687,9 +687,11 @@ void run_guard_tick(std::size_t program_calls, bool at_host_point) {
   replayer::RunSession& session = *r.session;
   // Running or paused as the guard left it: a window, an adoption or a drop changes that.
   const bool as_left = running() == !session.guard().paused();
-  const bool quiet = as_left && !tasks_matter() && !r.ready && r.preparing == 0 && !r.stepped_aside;
+  const bool quiet = as_left && !r.ready && r.preparing == 0 && !r.stepped_aside;
+  // Paused, the automatic range must not be left watching (it would record paused calls).
+  const bool may_pause = quiet && !tasks_matter();
   try {
-    switch (session.guard_tick(program_calls, quiet, at_host_point)) {
+    switch (session.guard_tick(program_calls, quiet, may_pause, at_host_point)) {
       case replayer::GuardAction::Pause:
         g_guard_paused.store(true, std::memory_order_relaxed);
         g_running.store(false, std::memory_order_relaxed);
@@ -715,8 +717,9 @@ void run_guard_tick(std::size_t program_calls, bool at_host_point) {
     stop_replay(e);
   }
   release_frees(r);
-  // (Paused, it waits for a host point: the calls until then need no lock.)
-  g_guard_due.store(session.guard().switch_due() && !session.guard().paused(), std::memory_order_relaxed);
+  // (Paused, it waits for a host point, and while the automatic range watches, for its end: the calls
+  // until then need no lock.)
+  g_guard_due.store(session.guard().switch_due() && !session.guard().paused() && may_pause, std::memory_order_relaxed);
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {

@@ -38,7 +38,10 @@ GuardAction ProcessGuard::tick(const GuardView& view) {
   if (options_.spans == 0 || state_ == State::SteppedAside) return GuardAction::None;
   if (state_ != State::Judging) {
     if (state_ == State::Kept && view.calls < judge_again_at_) return GuardAction::None;
-    if (!view.replaying || !view.settled || !view.can_switch) return GuardAction::None;
+    // Due once there is something to judge: the hooks then ask on every call, for a moment between
+    // two iterations (replayed back to back, a tick every 64 calls would almost never meet one).
+    switch_due_ = view.replaying && view.settled;
+    if (!switch_due_ || !view.can_switch) return GuardAction::None;
     state_ = State::Judging;
     paused_ns_.clear();
     running_ns_.clear();
@@ -89,6 +92,7 @@ GuardAction ProcessGuard::verdict(const GuardView& view) {
     return GuardAction::None;  // not decided yet
   }
   ++judgements_;
+  verdict_at_ = view.calls;
   last_ratio_.reset();
   if (n > 0) last_ratio_ = median(paused_ns_) / median(running_ns_);
   // Too many spans met looks, recordings or trials to judge: nimble run goes on, judged later.

@@ -283,6 +283,7 @@ trace::json guard_json(const ProcessGuard& guard) {
                      {"running_ns_per_call", guard.running_spans()},
                      {"spoiled_spans", guard.spoiled_spans()}};
   if (guard.last_ratio()) out["paused_over_running"] = *guard.last_ratio();
+  if (guard.judgements() > 0) out["verdict_at_call"] = guard.verdict_at();
   return out;
 }
 

@@ -936,7 +936,7 @@ void RunSession::finish(const std::string& why) {
   publish();
 }
 
-GuardAction RunSession::guard_tick(std::size_t program_calls, bool hooks_quiet, bool at_host_point) {
+GuardAction RunSession::guard_tick(std::size_t program_calls, bool hooks_quiet, bool hooks_may_pause, bool at_host_point) {
   GuardView view{.calls = program_calls, .ns = clock_(), .at_host_point = at_host_point};
   bool on_trial = false, live = false, trusted = false;
   for (const auto& r : recordings_) {
@@ -954,10 +954,11 @@ GuardAction RunSession::guard_tick(std::size_t program_calls, bool hooks_quiet, 
   } else if (!unsettled_since_) {
     unsettled_since_ = program_calls;
   }
-  const bool long_unsettled = unsettled_since_ && program_calls - *unsettled_since_ >= guard_.options().unsettled_calls;
+  const std::size_t patience = std::max(guard_.options().unsettled_calls, 8 * view.longest_iteration);
+  const bool long_unsettled = unsettled_since_ && program_calls - *unsettled_since_ >= patience;
   view.replaying = settled_replay || long_unsettled;
   view.settled = hooks_quiet && (!on_trial || long_unsettled);
-  view.can_switch = !active_ && !plain_owner_;
+  view.can_switch = !active_ && !plain_owner_ && hooks_may_pause;
   const GuardAction action = guard_.tick(view);
   if (action == GuardAction::Pause) interrupt("the process guard paused nimble run");
   if (action == GuardAction::StepAside) finish("nimble run stepped aside");

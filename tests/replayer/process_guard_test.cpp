@@ -45,8 +45,10 @@ TEST(ProcessGuard, WaitsForSomethingReplayedAndAMomentWhenNothingIsUnderWay) {
   ProcessGuard guard(options());
   EXPECT_EQ(guard.tick({.calls = 64, .ns = 1, .replaying = false, .settled = true, .can_switch = true}), GuardAction::None);
   EXPECT_EQ(guard.tick({.calls = 128, .ns = 2, .replaying = true, .settled = false, .can_switch = true}), GuardAction::None);
+  EXPECT_FALSE(guard.switch_due());
   EXPECT_EQ(guard.tick({.calls = 192, .ns = 3, .replaying = true, .settled = true, .can_switch = false}), GuardAction::None);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Waiting);
+  EXPECT_TRUE(guard.switch_due());  // ready to begin: the hooks ask on every call, for a moment between iterations
   EXPECT_EQ(guard.tick({.calls = 256, .ns = 4, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Judging);
   EXPECT_TRUE(guard.paused());
@@ -212,11 +214,11 @@ struct GuardedProgram {
       for (std::uint64_t f : {1, 2, 3}) {
         ++calls;
         now += paused ? paused_ns : running_ns;
-        act(session->guard_tick(calls, /*hooks_quiet=*/true));
+        act(session->guard_tick(calls, /*hooks_quiet=*/true, /*hooks_may_pause=*/true));
         if (!paused && !stepped_aside) test::hand_over(*session, test::sig(f), test::call_of(f));
       }
       if (!paused && !stepped_aside) session->host_synchronized();
-      act(session->guard_tick(calls, /*hooks_quiet=*/true, /*at_host_point=*/true));
+      act(session->guard_tick(calls, /*hooks_quiet=*/true, /*hooks_may_pause=*/true, /*at_host_point=*/true));
     }
   }
 };

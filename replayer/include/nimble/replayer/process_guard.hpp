@@ -24,16 +24,19 @@ struct GuardOptions {
   // Timed spans of each kind before a verdict (0: no guard). A verdict comes sooner when the first
   // two of each kind are clear (quick_keep).
   std::size_t spans = 6;
-  std::size_t span_calls = 512;  // program calls a span lasts at least (longer for long iterations)
+  // Program calls a span lasts at least (longer for long iterations): the service's steps are about
+  // 100 of the guard's calls, and its whole run 200 steps.
+  std::size_t span_calls = 256;
   // Running is kept when paused / running medians reach this. Above 1: paused costs about 1% more
   // than the idle library nimble run goes to when it steps aside.
   double keep_above = 1.01;
   // After two spans of each kind, every paused one this much slower than every running one: kept.
   double quick_keep = 1.08;
-  // Live recordings for this many program calls and still no trusted one replaying without a trial
-  // beside it (trials that never decide: the service's, whose steps of three lengths interleave):
-  // the program is judged anyway, the trials part of what running costs.
-  std::size_t unsettled_calls = 8192;
+  // Live recordings for this many program calls (or 8 of the longest recording's iterations, if more)
+  // and still no trusted one replaying without a trial beside it (trials that never decide: the
+  // service's, whose steps of three lengths interleave): the program is judged anyway, the trials
+  // part of what running costs.
+  std::size_t unsettled_calls = 2048;
   // Program calls from a verdict to keep until the next judgement, times the judgements so far.
   std::size_t rejudge_calls = 1u << 18;
 };
@@ -46,7 +49,7 @@ struct GuardView {
   std::uint64_t ns = 0;        // now, monotonic
   bool replaying = false;      // something is trusted and has replayed: there is something to judge
   bool settled = false;        // nothing is being recorded, looked for or tried (a span now is fair)
-  bool can_switch = false;     // nothing under way: nimble run may pause here
+  bool can_switch = false;     // nothing under way (nor looked for or built): nimble run may pause here
   // The program just waited for the GPU (a step's end, most often): a paused nimble run resumes only
   // here, so that it meets the next step at its first call rather than in its middle (or after four
   // spans' worth of calls without one).
@@ -71,6 +74,7 @@ class ProcessGuard {
   // Judgements so far and the last one's ratio (paused / running medians), if any.
   std::size_t judgements() const { return judgements_; }
   std::optional<double> last_ratio() const { return last_ratio_; }
+  std::size_t verdict_at() const { return verdict_at_; }  // program calls at the last verdict (0: none)
   bool undecided() const { return undecided_; }
   // Nanoseconds per call of the timed spans of the judgement under way, or the last one.
   const std::vector<double>& paused_spans() const { return paused_ns_; }
@@ -98,6 +102,7 @@ class ProcessGuard {
   std::size_t judgements_ = 0;
   std::size_t judge_again_at_ = 0;  // program calls (Kept)
   std::optional<double> last_ratio_;
+  std::size_t verdict_at_ = 0;
   bool undecided_ = false;  // the last judgement timed too few spans (too many were spoiled)
 };
 

@@ -263,11 +263,12 @@ class RunSession {
   void finish(const std::string& why);
   // The process guard's turn (process_guard.hpp): `program_calls`, the hooks' count of the program's
   // calls, paused or not; `hooks_quiet`: nothing of the hooks' is under way that would make a span
-  // unfair (no window open, the automatic range not watching, no recording being built, and
-  // nimble run running or paused as the guard left it); `at_host_point`: the program just waited for
-  // the GPU. What the hooks do now: on Pause the session has let go of everything (interrupt), on
-  // StepAside it is finished.
-  GuardAction guard_tick(std::size_t program_calls, bool hooks_quiet, bool at_host_point = false);
+  // unfair (no window open, no recording being built, nimble run running or paused as the guard
+  // left it; a look for an iteration is part of what running costs); `hooks_may_pause`: neither is
+  // the automatic range watching; `at_host_point`: the program just waited for the GPU. What the
+  // hooks do now: on Pause the session has let go of everything (interrupt), on StepAside it is
+  // finished.
+  GuardAction guard_tick(std::size_t program_calls, bool hooks_quiet, bool hooks_may_pause, bool at_host_point = false);
   const ProcessGuard& guard() const { return guard_; }
 
   // The recording in the middle of an iteration (armed), if any.
