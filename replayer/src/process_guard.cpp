@@ -31,7 +31,7 @@ const char* guard_state_name(ProcessGuard::State state) {
 }
 
 std::size_t ProcessGuard::span_length(const GuardView& view) const {
-  return std::max(options_.span_calls, view.longest_iteration);
+  return std::max({options_.span_calls, view.longest_iteration, std::size_t{1}});
 }
 
 GuardAction ProcessGuard::tick(const GuardView& view) {

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|80"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|81"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -776,8 +776,30 @@ PY
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  81)  # where the service's host time goes in each state (benchmark mode, 200 steps, one vCPU each):
+    # NIMBLE_HOST_TIMES tables of the idle library, nimble run (no guard) and nimble run waiting for a
+    # cudaProfilerStart that never comes; then each state's step times without the timing, and plain
+    (
+      cd "$root/tests/programs"
+      export STEPS=200 CORPUS_MODE=benchmark
+      pin="taskset -c 5"
+      lib="$root/build-gpu/lib/libnimble.so" nim="$root/build-gpu/bin/nimble"
+      LD_PRELOAD=$lib NIMBLE_HOST_TIMES=1 $pin python3 bucketed_inference.py > "$out/81-idle-ht.log" 2>&1
+      NIMBLE_HOST_TIMES=1 NIMBLE_RUN_GUARD=0 $pin "$nim" run -o "$out/81-run.json" -- python3 bucketed_inference.py > "$out/81-run-ht.log" 2>&1
+      NIMBLE_HOST_TIMES=1 $pin "$nim" run --capture-range cudaProfilerApi -o "$out/81-given.json" -- python3 bucketed_inference.py > "$out/81-given-ht.log" 2>&1
+      for round in 1 2; do
+        $pin python3 bucketed_inference.py > "$out/81-plain-$round.log" 2>&1
+        LD_PRELOAD=$lib $pin python3 bucketed_inference.py > "$out/81-idle-$round.log" 2>&1
+        NIMBLE_RUN_GUARD=0 $pin "$nim" run -o "$out/81-run-$round.json" -- python3 bucketed_inference.py > "$out/81-run-$round.log" 2>&1
+        $pin "$nim" run --capture-range cudaProfilerApi -o "$out/81-given-$round.json" -- python3 bucketed_inference.py > "$out/81-given-$round.log" 2>&1
+      done
+    )
+    python3 "$root/scripts/gpu/host_times_diff.py" "$out/81-idle-ht.log" "$out/81-run-ht.log" "$out/81-given-ht.log" > "$out/81-host-times.txt"
+    python3 "$root/scripts/gpu/host_times_diff.py" "$out"/81-plain-?.log "$out"/81-idle-?.log "$out"/81-run-?.log "$out"/81-given-?.log | tail -1 > "$out/81-steps.txt"
+    head -40 "$out/81-host-times.txt"; cat "$out/81-steps.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 80)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 81)" >&2
     exit 2
     ;;
 esac
