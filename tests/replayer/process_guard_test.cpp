@@ -226,8 +226,7 @@ struct GuardedProgram {
 RunOptions guarded(std::size_t trial_block) {
   RunOptions o;
   o.trial_block = trial_block;
-  o.guard = {.spans = 2, .span_calls = 9, .keep_above = 1.01, .quick_keep = 1.08, .unsettled_calls = 60,
-             .rejudge_calls = 1 << 20};
+  o.guard = {.spans = 2, .span_calls = 9, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 20};
   return o;
 }
 
@@ -259,16 +258,13 @@ TEST(SessionGuard, ReplayThatPaysIsKeptAndReplaysAfterEachPausedSpan) {
   EXPECT_EQ(p.session->iterations_replayed(), replayed + 5);
 }
 
-TEST(SessionGuard, ATrialThatDoesNotDecideIsJudgedWithItOnceItHasLastedLong) {
+TEST(SessionGuard, ARecordingOnTrialIsNotJudged) {
   GuardedProgram p(guarded(1000));  // a warm-up of 1000 replayed iterations: on trial throughout
-  p.iterations(19, 20, 10);  // 57 calls: not yet
+  p.iterations(60, 20, 10);
   EXPECT_TRUE(p.actions.empty());
   EXPECT_EQ(p.session->recordings()[0]->state, RecordingState::Trial);
-  p.iterations(40, 20, 10);
-  ASSERT_FALSE(p.actions.empty());
-  EXPECT_EQ(p.actions.front(), GuardAction::Pause);
-  EXPECT_EQ(p.states_at_actions.front(), RecordingState::Trial);
-  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::SteppedAside);
+  EXPECT_GE(p.session->replayed_so_far(), 50u);
+  EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Waiting);
 }
 
 TEST(SessionGuard, UnderCompareThereIsNoGuard) {

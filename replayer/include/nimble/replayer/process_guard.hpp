@@ -32,11 +32,6 @@ struct GuardOptions {
   double keep_above = 1.01;
   // After two spans of each kind, every paused one this much slower than every running one: kept.
   double quick_keep = 1.08;
-  // Live recordings for this many program calls (or 8 of the longest recording's iterations, if more)
-  // and still no trusted one replaying without a trial beside it (trials that never decide: the
-  // service's, whose steps of three lengths interleave): the program is judged anyway, the trials
-  // part of what running costs.
-  std::size_t unsettled_calls = 2048;
   // Program calls from a verdict to keep until the next judgement, times the judgements so far.
   std::size_t rejudge_calls = 1u << 18;
 };

@@ -421,9 +421,6 @@ class RunSession {
 
   RunOptions options_;
   ProcessGuard guard_;
-  // The program calls (the guard's count) since which recordings have been live with none trusted and
-  // replaying apart from a trial (GuardOptions::unsettled_calls).
-  std::optional<std::size_t> unsettled_since_;
   std::vector<std::function<void()>> held_frees_;
   std::size_t frees_held_ = 0;
   std::vector<Executor*> to_release_;  // of dropped recordings (release_dropped)
