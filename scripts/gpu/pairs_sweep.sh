@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|81"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|82"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -798,8 +798,32 @@ PY
     python3 "$root/scripts/gpu/host_times_diff.py" "$out"/81-plain-?.log "$out"/81-idle-?.log "$out"/81-run-?.log "$out"/81-given-?.log | tail -1 > "$out/81-steps.txt"
     head -40 "$out/81-host-times.txt"; cat "$out/81-steps.txt"
     ;;
+  82)  # the session's last code (process guard off by default): GPU tests; whether the program's own code
+    # runs slower beside nimble run (part 81: the host time inside intercepted calls is the same as the
+    # idle library's, the steps 8-10% longer): user-space hardware counters of the service, idle, given
+    # range never started and nimble run, if perf can read them here; then five regression programs,
+    # one interleaved pair each
+    ctest_gpu
+    (
+      cd "$root/tests/programs"
+      export STEPS=200 CORPUS_MODE=benchmark
+      lib="$root/build-gpu/lib/libnimble.so" nim="$root/build-gpu/bin/nimble"
+      ev=task-clock,cycles:u,instructions:u,L1-icache-load-misses:u,branch-misses:u,dTLB-load-misses:u,LLC-load-misses:u
+      if perf stat -e "$ev" -- true > "$out/82-perf-check.txt" 2>&1; then
+        for round in 1 2; do
+          perf stat -e "$ev" -o "$out/82-perf-idle-$round.txt" -- env LD_PRELOAD=$lib taskset -c 5 python3 bucketed_inference.py > /dev/null 2>&1
+          perf stat -e "$ev" -o "$out/82-perf-given-$round.txt" -- taskset -c 5 "$nim" run --capture-range cudaProfilerApi -o "$out/82-g.json" -- python3 bucketed_inference.py > /dev/null 2>&1
+          perf stat -e "$ev" -o "$out/82-perf-run-$round.txt" -- taskset -c 5 "$nim" run -o "$out/82-r.json" -- python3 bucketed_inference.py > /dev/null 2>&1
+        done
+      fi
+    )
+    tail -3 "$out/82-perf-check.txt"
+    for f in "$out"/82-perf-*-?.txt; do echo "== $(basename "$f")"; grep -E "cycles|instructions|misses|task-clock" "$f"; done > "$out/82-perf.txt" 2>&1
+    cat "$out/82-perf.txt"
+    pairs regress 330 --pairs 1 gpt2_forward bert_train resnet18_amp_adamw epochs_eval_lastbatch timm_efficientnet
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 81)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 82)" >&2
     exit 2
     ;;
 esac
