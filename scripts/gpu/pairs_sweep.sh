@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|82"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|83"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -822,8 +822,12 @@ PY
     cat "$out/82-perf.txt"
     pairs regress 330 --pairs 1 gpt2_forward bert_train resnet18_amp_adamw epochs_eval_lastbatch timm_efficientnet
     ;;
+  83)  # the rest of the deterministic regression on the session's last code (part 82 ran the first five):
+    # one interleaved pair each
+    pairs regress 430 --pairs 1 timm_pnasnet inception_v3 googlenet_pinned compile_default side_streams grad_accum
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 82)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 83)" >&2
     exit 2
     ;;
 esac
