@@ -277,7 +277,7 @@ trace::json run_summary_json(const RunReportInput& in) {
 }
 
 trace::json guard_json(const ProcessGuard& guard) {
-  trace::json out = {{"state", guard_state_name(guard.state())},
+  trace::json out = {{"state", guard.options().spans == 0 ? "off" : guard_state_name(guard.state())},
                      {"judgements", guard.judgements()},
                      {"paused_ns_per_call", guard.paused_spans()},
                      {"running_ns_per_call", guard.running_spans()},

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "nimble/replayer/run_report.hpp"
 #include "nimble/replayer/run_session.hpp"
 #include "session_util.hpp"
 
@@ -265,6 +266,15 @@ TEST(SessionGuard, ARecordingOnTrialIsNotJudged) {
   EXPECT_EQ(p.session->recordings()[0]->state, RecordingState::Trial);
   EXPECT_GE(p.session->replayed_so_far(), 50u);
   EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Waiting);
+}
+
+TEST(SessionGuard, OffByDefaultAndTheSummarySaysSo) {
+  GuardedProgram p{RunOptions{}};
+  p.iterations(200, 20, 10);
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(guard_json(p.session->guard()).value("state", ""), "off");
+  GuardedProgram on(guarded(0));
+  EXPECT_EQ(guard_json(on.session->guard()).value("state", ""), "waiting");
 }
 
 TEST(SessionGuard, UnderCompareThereIsNoGuard) {
