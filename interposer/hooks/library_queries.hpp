@@ -1,10 +1,10 @@
 // Host-only library queries whose answers `nimble run` keeps: PyTorch asks cuBLASLt for its
 // heuristics before every cublasLtMatmul (about 40 us each on the H100 machine, 49 times per
-// ViT-B/16 inference), with the same descriptors every iteration. The answer depends only on the
-// handle, the descriptors' contents (followed from the program's calls, library_keys.hpp) and the
-// count asked for; it is kept once two calls with the same inputs gave the same answer, and
-// handed back from then on. Only inside a replayed iteration (remembers_queries_now): otherwise
-// calls pass through, as without nimble.
+// ViT-B/16 inference; 19 us, 38 times in each 3 ms step of the inference service on the H200), with
+// the same descriptors every iteration. The answer depends only on the handle, the descriptors'
+// contents (followed from the program's calls, library_keys.hpp) and the count asked for; it is
+// kept once two calls with the same inputs gave the same answer, and handed back from then on,
+// whenever nimble run runs (remembers_queries_now).
 #pragma once
 
 #include <cstddef>
@@ -13,14 +13,13 @@
 
 namespace nimble::hooks {
 
-// Whether a query is answered from memory now: only inside an iteration nimble run replays (not
-// in a plain block of a trial or --compare, not between iterations, not while every recording
-// rests). Elsewhere nimble run must cost what the idle library costs. (HF generate answered 247
-// a call from memory while resting; answering only inside replayed iterations did not close its
-// 2-4% gap to plain, so they were not its cause: docs/benchmarks/generate-h200-nov28.)
-constexpr bool remembers_queries_now(bool running, bool replaying_iteration, bool plain_phase, bool skip_library) {
-  return library_call_may_be_taken(running, replaying_iteration, plain_phase) && skip_library;
-}
+// Whether a query is answered from memory now: whenever nimble run runs, replaying or not (a trial's
+// plain blocks too, so that the trial times what replay adds), unless NIMBLE_RUN_SKIP_LIBRARY=0.
+// An answer from memory is the library's own, given twice, and costs a lookup instead of the query.
+// (From 2026-11-28 to 11-30 only inside replayed iterations, on the suspicion that answering cost HF
+// generate its 2-4%; answering only there did not close that gap. The inference service spent 0.7 ms
+// of each 3 ms step in these queries between its replayed steps: docs/benchmarks/guard-h200-nov30.)
+constexpr bool remembers_queries_now(bool running, bool skip_library) { return running && skip_library; }
 
 using AlgoGetHeuristicFn = decltype(&cublasLtMatmulAlgoGetHeuristic);
 cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real, cublasLtHandle_t handle,

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|83"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|84"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -826,8 +826,16 @@ PY
     # one interleaved pair each
     pairs regress 340 --pairs 1 timm_pnasnet inception_v3 googlenet_pinned side_streams grad_accum
     ;;
+  84)  # cuBLASLt heuristics answered from memory whenever nimble run runs (not only inside replayed
+    # iterations; part 81: the service spends 0.7 ms of each 3 ms step asking them): GPU tests; the
+    # service, one interleaved pair in each mode; BERT training, one pair
+    ctest_gpu
+    pairs buckets-benchmark 75 --pairs 1 --mode benchmark bucketed_inference:200
+    pairs buckets 75 --pairs 1 bucketed_inference:200
+    pairs regress 75 --pairs 1 bert_train
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 83)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 84)" >&2
     exit 2
     ;;
 esac

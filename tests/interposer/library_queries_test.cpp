@@ -105,14 +105,13 @@ TEST(RememberedHeuristics, ChangingAnswersAreAlwaysAsked) {
   g_unstable = false;
 }
 
-// Answered from memory only inside a replayed iteration: nimble run asleep (a resting recording,
-// none recorded yet), a trial's plain block and NIMBLE_RUN_SKIP_LIBRARY=0 all ask the library.
-TEST(RememberedHeuristics, OnlyInsideAReplayedIteration) {
-  EXPECT_TRUE(remembers_queries_now(true, true, false, true));
-  EXPECT_FALSE(remembers_queries_now(true, false, false, true));  // between iterations, or resting
-  EXPECT_FALSE(remembers_queries_now(true, true, true, true));    // a plain block
-  EXPECT_FALSE(remembers_queries_now(true, true, false, false));  // NIMBLE_RUN_SKIP_LIBRARY=0
-  EXPECT_FALSE(remembers_queries_now(false, false, false, true)); // not nimble run
+// Answered from memory whenever nimble run runs (between replayed iterations, in a trial's plain
+// blocks, while recordings rest); NIMBLE_RUN_SKIP_LIBRARY=0, and nimble run idle, paused or recording
+// (running() false), ask the library.
+TEST(RememberedHeuristics, WheneverNimbleRunRuns) {
+  EXPECT_TRUE(remembers_queries_now(true, true));
+  EXPECT_FALSE(remembers_queries_now(true, false));   // NIMBLE_RUN_SKIP_LIBRARY=0
+  EXPECT_FALSE(remembers_queries_now(false, true));   // not running
 }
 
 // cublasLtMatmul and cudnnBackendExecute: keyed, skipped or observed only inside a replayed
