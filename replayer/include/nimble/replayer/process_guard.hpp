@@ -10,6 +10,11 @@
 // GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
 // than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
 // the calls, ask tick() every few dozen of them, and act on what it answers.
+//
+// Off unless NIMBLE_RUN_GUARD asks for it: paused is not idle. On the H200 the service's paused
+// spans cost as much as its running ones (its loss is in the program's own code between nimble's
+// calls, not in them), so the guard kept replay there; what would pay is the idle library, which
+// cannot be timed and then left (docs/benchmarks/guard-h200-nov30).
 #pragma once
 
 #include <cstddef>
