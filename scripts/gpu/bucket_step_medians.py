@@ -1,7 +1,8 @@
 """Step-time medians of bucketed_inference.py runs by batch length and by whether nimble run replayed
 the step, from process_pairs.py folders: which steps a run made faster or slower than plain. The
 lengths are drawn again as the program draws them (random.Random(17)); the first 20 steps are left
-out (set-up, recording). Usage: bucket_step_medians.py PAIRS_FOLDER..."""
+out (set-up, recording). Where the run has the main thread's CPU time per step (step_cpu_ms), each
+median is wall/cpu. Usage: bucket_step_medians.py PAIRS_FOLDER..."""
 import glob
 import json
 import random
@@ -30,12 +31,17 @@ def main():
                 traffic = random.Random(17)
                 lengths = [traffic.choice(BUCKETS) for _ in c["step_ms"]]
                 replayed = c.get("step_replayed") or [0] * len(c["step_ms"])
+                cpu = c.get("step_cpu_ms") or [None] * len(c["step_ms"])
                 groups = {}
-                for i, (ms, length, r) in enumerate(zip(c["step_ms"], lengths, replayed)):
+                for i, (ms, cpu_ms, length, r) in enumerate(zip(c["step_ms"], cpu, lengths, replayed)):
                     if i >= SKIP:
-                        groups.setdefault((length, bool(r)), []).append(ms)
-                cells = ["%d%s:%.2f(n=%d)" % (length, "R" if r else "", statistics.median(v), len(v))
-                         for (length, r), v in sorted(groups.items())]
+                        groups.setdefault((length, bool(r)), []).append((ms, cpu_ms))
+                cells = []
+                for (length, r), v in sorted(groups.items()):
+                    wall = statistics.median(ms for ms, _ in v)
+                    on_cpu = [c for _, c in v if c is not None]
+                    cells.append("%d%s:%.2f%s(n=%d)" % (length, "R" if r else "", wall,
+                                                      "/%.2f" % statistics.median(on_cpu) if on_cpu else "", len(v)))
                 print(path.split("/")[-1], " ".join(cells))
 
 

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|84"}
+part=${1:?"usage: pairs_sweep.sh 1|2|...|85"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -835,8 +835,15 @@ PY
     pairs buckets 75 --pairs 1 bucketed_inference:200
     pairs regress 75 --pairs 1 bert_train
     ;;
+  85)  # for the next session (not yet run): is the service's loss under nimble run CPU time of the main
+    # thread or waiting? Two interleaved pairs with the idle library, benchmark mode; step medians as
+    # wall/cpu (corpus_common's step_cpu_ms, time.thread_time per step)
+    pairs b-cpu 170 --pairs 2 --idle --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-cpu" > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 84)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 85)" >&2
     exit 2
     ;;
 esac

@@ -32,6 +32,8 @@ BATON = os.environ.get("CORPUS_BATON", "")
 _digests = []
 _times = []
 _last = [None]
+_cpu_times = []  # the main thread's CPU time per step (time.thread_time)
+_last_cpu = [None]
 _final = [None]
 _loop_start = [None]  # time.monotonic() when the loop began
 
@@ -144,12 +146,13 @@ def step_done(i, *results):
     _digests.append(h.hexdigest()[:16])
     _replayed.step_done()  # after the digest: the step's last copy to the host has run
     _segments.step_done()
-    now = time.perf_counter()
+    now, cpu = time.perf_counter(), time.thread_time()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
-    _last[0] = now
+        _cpu_times.append((cpu - _last_cpu[0]) * 1e3)
+    _last[0], _last_cpu[0] = now, cpu
     if _baton is not None and _baton.step():
-        _last[0] = time.perf_counter()  # the peer's turn is not this step's time
+        _last[0], _last_cpu[0] = time.perf_counter(), time.thread_time()  # the peer's turn is not this step's time
 
 
 def final_state(*tensors):
@@ -164,7 +167,7 @@ def mark_loop_start():
     """Set-up is over: step times count from here."""
     if _baton is not None:
         _baton.take()
-    _last[0] = time.perf_counter()
+    _last[0], _last_cpu[0] = time.perf_counter(), time.thread_time()
     _loop_start[0] = time.monotonic()  # nimble's debug lines carry this clock
 
 
@@ -202,5 +205,8 @@ def _report():
                                   "final": _final[0], "rank": int(os.environ.get("RANK", "0")),
                                   "median_ms": steady[len(steady) // 2], "tail_ms": tail[len(tail) // 2], "mode": MODE,
                                   "step_ms": [round(t, 4) for t in _times], "loop_start_monotonic_s": _loop_start[0],
+                                  # The main thread's CPU time in each step: wall time above it is waiting
+                                  # (for the GPU, or for the vCPU another thread or process holds).
+                                  "step_cpu_ms": [round(t, 4) for t in _cpu_times],
                                   "step_replayed": _replayed.per_step(), "step_segments": _segments.per_step(),
                                   "threads": _threads()}), flush=True)
