@@ -264,7 +264,7 @@ def recording_states(summary):
                               " (undecided at exit)" if r.get("undecided_because") else "")
     guard = summary.get("guard", {})
     verdict = ""
-    if guard.get("state") not in (None, "waiting"):  # the process guard judged (or was judging at exit)
+    if guard.get("state") not in (None, "waiting", "off"):  # the process guard judged (or was judging at exit)
         ratio = guard.get("paused_over_running")
         verdict = " guard:%s%s" % (guard["state"].replace(" ", "-"), " %.3f" % ratio if ratio else "")
     return " ".join(one(r) for r in summary.get("recordings", [])) + verdict

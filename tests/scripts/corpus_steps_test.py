@@ -76,6 +76,31 @@ class ThreadCensus(unittest.TestCase):
         self.assertGreater(threads["voluntary_switches"], 0)
 
 
+class StepCpuTime(unittest.TestCase):
+    """corpus_common's exit line gives each step's main-thread CPU time beside its wall time: a step
+    that spins shows its time on the CPU, one that sleeps (waits) does not."""
+
+    def test_a_spinning_step_and_a_sleeping_step(self):
+        import json
+        import subprocess
+        programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
+        code = ("import time, corpus_common as c\n"
+                "c.mark_loop_start()\n"
+                "end = time.thread_time() + 0.05\n"
+                "while time.thread_time() < end: pass\n"
+                "c.step_done(0, 1.0)\n"
+                "time.sleep(0.05)\n"
+                "c.step_done(1, 1.0)\n")
+        out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS="2"),
+                             capture_output=True, text=True, timeout=60).stdout
+        line = json.loads(out.split("CORPUS ", 1)[1])
+        wall, cpu = line["step_ms"], line["step_cpu_ms"]
+        self.assertEqual(len(cpu), 2)
+        self.assertGreaterEqual(cpu[0], 45.0)
+        self.assertLess(cpu[1], 20.0)
+        self.assertGreaterEqual(wall[1], 45.0)
+
+
 def trace(config, digests, segments=None, exit=0, final="f", replayed=None):
     return {"config": config, "exit": exit,
             "line": {"step_digests": digests, "final": final, "step_segments": segments, "step_replayed": replayed}}
@@ -165,6 +190,15 @@ class RecordingStates(unittest.TestCase):
             {"trace": "/o/prog.3.json", "state": "trial", "undecided_because": "the program ended"}]}
         self.assertEqual(recording_states(summary),
                          "prog.json:replaying 1.31x prog.2.json:dropped 0.97x prog.3.json:trial (undecided at exit)")
+
+    def test_the_process_guards_verdict_follows_when_it_judged(self):
+        recordings = [{"trace": "/o/prog.json", "state": "replaying", "trial_speedup": 1.2}]
+        self.assertEqual(recording_states({"recordings": recordings,
+                                           "guard": {"state": "stepped aside", "paused_over_running": 0.9074}}),
+                         "prog.json:replaying 1.20x guard:stepped-aside 0.907")
+        for quiet in ("off", "waiting"):
+            self.assertEqual(recording_states({"recordings": recordings, "guard": {"state": quiet}}),
+                             "prog.json:replaying 1.20x")
 
     def test_a_process_without_a_summary_has_no_recordings(self):
         self.assertEqual(recording_states(run_summary("/nonexistent/prog.json")), "")
