@@ -83,8 +83,12 @@ void at_process_exit() {
 }
 
 void in_forked_child() {
-  // The child must not record into, or write, the parent's trace.
+  // The child must not record into, or write, the parent's trace, nor time spans of the parent's
+  // process guard (its lock may have been held by a thread the child lacks).
   g_recording.store(false, std::memory_order_relaxed);
+  g_guard_counting.store(false, std::memory_order_relaxed);
+  g_guard_paused.store(false, std::memory_order_relaxed);
+  g_guard_due.store(false, std::memory_order_relaxed);
 }
 
 __attribute__((constructor)) void initialise_recorder() {
