@@ -838,8 +838,10 @@ PY
   85)  # for the next session (not yet run): is the service's loss under nimble run CPU time of the main
     # thread or waiting? Two interleaved pairs with the idle library, benchmark mode; step medians as
     # wall/cpu (corpus_common's step_cpu_ms, time.thread_time per step)
+    # and the same against nimble run whose given range never starts (state kept, nothing looked at)
     pairs b-cpu 170 --pairs 2 --idle --mode benchmark bucketed_inference:200
-    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-cpu" > "$out/$part-step-medians.txt"
+    pairs b-cpu-given 110 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-cpu" "$out/$part-b-cpu-given" > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
   *)
