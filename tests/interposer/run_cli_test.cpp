@@ -970,14 +970,17 @@ TEST(RunCommand, TheProcessGuardStepsAsideWhereReplaySlowsTheProgram) {
   EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead").output));
 }
 
-// Where replay saves the program time (each eager launch takes 5 us of host time), the guard keeps
-// nimble run after two clear spans of each kind, and nearly every iteration is replayed.
+// Where replay saves the program time (each eager launch takes 50 us of host time: more than nimble's
+// own checks of a replayed call cost under ASan, about 15 us), the guard keeps nimble run after two
+// clear spans of each kind (three when one was disturbed), and nearly every iteration is replayed.
 TEST(RunCommand, TheProcessGuardKeepsReplayThatPays) {
-  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=5"});
+  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=50"});
   if (::testing::Test::HasFailure()) return;
   const nlohmann::json& guard = run.summary["guard"];
   EXPECT_EQ(guard.value("state", ""), "kept") << guard.dump(2);
-  EXPECT_EQ(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  // Two spans of each when every one is clear; all three when a busy machine disturbed one.
+  EXPECT_GE(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  EXPECT_LE(guard["paused_ns_per_call"].size(), 3u) << guard.dump(2);
   EXPECT_GT(guard.value("paused_over_running", 0.0), 1.08) << guard.dump(2);
   EXPECT_NE(run.result.output.find("nimble run: the process guard kept nimble run: the program ran "), std::string::npos)
       << run.result.output;
