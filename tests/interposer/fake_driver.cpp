@@ -67,6 +67,11 @@ std::map<std::size_t, std::vector<CUdeviceptr>> g_pool;
 std::map<CUdeviceptr, std::size_t> g_block_sizes;
 std::set<CUdeviceptr> g_freed_blocks;
 int g_use_after_free = 0;
+
+int env_int(const char* name, int otherwise) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : otherwise;
+}
 }  // namespace
 
 std::vector<std::uint8_t> fake::kernel_args(CUfunction f, void** params, void** extra) {
@@ -117,10 +122,7 @@ void fake::spend_host_time(int microseconds) {
   while (std::chrono::steady_clock::now() < until) {
   }
 }
-int fake::env_microseconds(const char* variable) { 
-  const char* v = std::getenv(variable);
-  return v && *v ? std::atoi(v) : 0;
- }
+int fake::env_microseconds(const char* variable) { return env_int(variable, 0); }
 
 extern "C" {
 
@@ -176,11 +178,6 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t* offset, size_t* size
 // k-th. A rank whose collective went into a graph instead never arrives, and the others give up
 // after FAKE_NCCL_TIMEOUT_MS (default 10 s) with a message and exit status 3: a deadlock.
 namespace {
-int env_int(const char* name, int otherwise) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : otherwise;
-}
-
 void collective_rendezvous() {
   static int count = 0;
   const char* dir = std::getenv("FAKE_NCCL_RENDEZVOUS");
