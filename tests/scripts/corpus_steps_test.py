@@ -48,13 +48,21 @@ class StepMarks(unittest.TestCase):
         self.assertIsNone(step_marks(None, None))
 
 
+def corpus_exit_line(code, steps):
+    """The CORPUS line a Python program (`code`, run beside tests/programs' corpus_common) prints at
+    exit, parsed."""
+    import json
+    import subprocess
+    programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
+    out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS=str(steps)),
+                         capture_output=True, text=True, timeout=60).stdout
+    return json.loads(out.split("CORPUS ", 1)[1])
+
+
 class ThreadCensus(unittest.TestCase):
     """corpus_common's exit line names the threads that took the host's time (tests/programs)."""
 
     def test_a_busy_named_thread_shows_with_its_cpu_time(self):
-        import json
-        import subprocess
-        programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
         code = ("import ctypes, threading, time, corpus_common as c\n"
                 "spun = threading.Event()\n"
                 "def busy():\n"
@@ -67,9 +75,7 @@ class ThreadCensus(unittest.TestCase):
                 "spun.wait()\n"
                 "c.mark_loop_start()\n"
                 "c.step_done(0, 1.0)\n")
-        out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS="1"),
-                             capture_output=True, text=True, timeout=60).stdout
-        threads = json.loads(out.split("CORPUS ", 1)[1])["threads"]
+        threads = corpus_exit_line(code, steps=1)["threads"]
         self.assertGreaterEqual(threads["cpu_s"].get("helper-spin", 0), 0.2)
         self.assertIn("main", threads["cpu_s"])
         self.assertGreaterEqual(threads["process_cpu_s"], threads["cpu_s"]["helper-spin"])
@@ -81,9 +87,6 @@ class StepCpuTime(unittest.TestCase):
     that spins shows its time on the CPU, one that sleeps (waits) does not."""
 
     def test_a_spinning_step_and_a_sleeping_step(self):
-        import json
-        import subprocess
-        programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "programs")
         code = ("import time, corpus_common as c\n"
                 "c.mark_loop_start()\n"
                 "end = time.thread_time() + 0.05\n"
@@ -91,9 +94,7 @@ class StepCpuTime(unittest.TestCase):
                 "c.step_done(0, 1.0)\n"
                 "time.sleep(0.05)\n"
                 "c.step_done(1, 1.0)\n")
-        out = subprocess.run([sys.executable, "-c", code], cwd=programs, env=dict(os.environ, STEPS="2"),
-                             capture_output=True, text=True, timeout=60).stdout
-        line = json.loads(out.split("CORPUS ", 1)[1])
+        line = corpus_exit_line(code, steps=2)
         wall, cpu = line["step_ms"], line["step_cpu_ms"]
         self.assertEqual(len(cpu), 2)
         self.assertGreaterEqual(cpu[0], 45.0)
