@@ -95,7 +95,7 @@ GuardAction ProcessGuard::verdict(const GuardView& view) {
   verdict_at_ = view.calls;
   last_ratio_.reset();
   if (n > 0) last_ratio_ = median(paused_ns_) / median(running_ns_);
-  // Too many spans met looks, recordings or trials to judge: nimble run goes on, judged later.
+  // Too many spans met a recording being made or a trial to judge: nimble run goes on, judged later.
   undecided_ = !keep && n < options_.spans;
   if (keep || undecided_) {
     state_ = State::Kept;
@@ -126,7 +126,7 @@ std::string ProcessGuard::summary_text() const {
     case State::Kept:
       if (undecided_) {
         return "nimble run: the process guard could not time the program (" + std::to_string(spoiled_) +
-               " span(s) met a recording, a look or a trial); nimble run went on\n";
+               " span(s) met a recording being made or a trial); nimble run went on\n";
       }
       return "nimble run: the process guard kept nimble run: the program ran " + ratio + " as fast with it as with it paused (" +
              spans + ", " + std::to_string(judgements_) + " judgement(s))\n";

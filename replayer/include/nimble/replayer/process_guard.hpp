@@ -48,7 +48,7 @@ struct GuardView {
   std::size_t calls = 0;       // program calls so far (counted paused or not)
   std::uint64_t ns = 0;        // now, monotonic
   bool replaying = false;      // something is trusted and has replayed: there is something to judge
-  bool settled = false;        // nothing is being recorded, looked for or tried (a span now is fair)
+  bool settled = false;        // nothing is being recorded or built, nor on trial (a span now is fair)
   bool can_switch = false;     // nothing under way (nor looked for or built): nimble run may pause here
   // The program just waited for the GPU (a step's end, most often): a paused nimble run resumes only
   // here, so that it meets the next step at its first call rather than in its middle (or after four
