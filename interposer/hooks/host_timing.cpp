@@ -49,6 +49,7 @@ struct Slot {
 
 // Allocated once and never freed: calls may still arrive during exit.
 Slot* g_slots = nullptr;
+std::atomic<std::uint64_t> g_outermost_ns{0};
 
 const char* slot_name(std::size_t slot) {
   return slot < kHookCount ? kHooks[slot].symbol : library_hook_name(slot - kHookCount);
@@ -91,6 +92,8 @@ void add_host_time(std::size_t slot, std::uint64_t ns) {
   g_slots[slot].buckets[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
 }
 
+void add_outermost_host_time(std::uint64_t ns) { g_outermost_ns.fetch_add(ns, std::memory_order_relaxed); }
+
 void start_host_timing() {
   if (g_slots) return;
   g_slots = new Slot[host_timing_slots()];
@@ -99,3 +102,9 @@ void start_host_timing() {
 }
 
 }  // namespace nimble::hooks
+
+// For programs that time their own steps (tests/programs/corpus_common.py): host ns spent inside
+// nimble's wrappers so far, nested calls counted once; 0 unless NIMBLE_HOST_TIMES=1.
+extern "C" __attribute__((visibility("default"))) unsigned long long nimble_host_ns_inside() {
+  return nimble::hooks::g_outermost_ns.load(std::memory_order_relaxed);
+}

@@ -841,11 +841,36 @@ PY
     # and the same against nimble run whose given range never starts (state kept, nothing looked at)
     pairs b-cpu 170 --pairs 2 --idle --mode benchmark bucketed_inference:200
     pairs b-cpu-given 110 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
-    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-cpu" "$out/$part-b-cpu-given" > "$out/$part-step-medians.txt"
+    pairs b-cpu-run 110 --pairs 2 --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-b-cpu" "$out/$part-b-cpu-given" "$out/$part-b-cpu-run" > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    ;;
+  86)  # the service's loss is main-thread CPU time (part 85): more instructions, or slower ones
+    # (hardware counters per step), kernel time and page faults; and the same with glibc's malloc
+    # thresholds fixed for both processes (heap trims and mmap churn that nimble's allocations cause)
+    export CORPUS_COUNTERS=1
+    pairs idle 150 --pairs 1 --idle --mode benchmark bucketed_inference:200
+    pairs given 80 --pairs 1 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432 \
+      pairs fixed-malloc 150 --pairs 2 --mode benchmark bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-idle" "$out/$part-given" "$out/$part-fixed-malloc" \
+      > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    grep -ho '"counters_refused": [^}]*}\?' "$out/$part-idle"/*.log | sort | uniq -c
+    ;;
+  87)  # part 85's CPU time counted the sync's spinning: with the context waiting asleep a step's CPU
+    # time is host work only; with NIMBLE_HOST_TIMES the time inside nimble's wrappers per step
+    export NIMBLE_HOST_TIMES=1
+    pairs given-spin 80 --pairs 1 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    export CORPUS_BLOCKING_SYNC=1
+    pairs idle 150 --pairs 1 --idle --mode benchmark bucketed_inference:200
+    pairs given 80 --pairs 1 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-given-spin" "$out/$part-idle" "$out/$part-given" \
+      > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 85)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 87)" >&2
     exit 2
     ;;
 esac

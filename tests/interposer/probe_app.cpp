@@ -274,6 +274,14 @@ void end_iteration(CUfunction fill, CUdeviceptr b, float* host, CUstream s) {
   cuStreamSynchronize(s);
 }
 
+// Host ns the program spent inside nimble's wrappers (NIMBLE_HOST_TIMES=1), as libnimble.so reports
+// it to programs timing their own steps; -1 without libnimble.so.
+long long host_ns_inside_nimble() {
+  using Fn = unsigned long long (*)();
+  const auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "nimble_host_ns_inside"));
+  return fn ? static_cast<long long>(fn()) : -1;
+}
+
 // A single-stream loop for `nimble run`: each iteration copies fresh host data in, launches a
 // kernel whose scalar argument changes every time, a memset whose value changes, a second kernel,
 // copies the result out and synchronises; iteration 1 is bracketed by cuProfilerStart/Stop. With
@@ -297,6 +305,7 @@ int loop(int iterations, int change_at) {
     if (i == 1) cuProfilerStop();
   }
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  std::printf("inside_ns=%lld\n", host_ns_inside_nimble());
   std::printf("kernels_run=%d memsets_run=%d captured=%d graph_launches=%d node_updates=%d\n",
               fake_driver_count("cuLaunchKernel"), fake_driver_count("cuMemsetD32Async"),
               fake_driver_count("captured"), fake_driver_count("cuGraphLaunch"),
@@ -1038,6 +1047,7 @@ int library_loop(int iterations) {
   }
   std::printf("work=%016llx kernels=%llu\n", static_cast<unsigned long long>(fake_driver_work_digest()),
               static_cast<unsigned long long>(fake_driver_work_kernels()));
+  std::printf("inside_ns=%lld\n", host_ns_inside_nimble());
   std::printf("kernels_run=%d graph_launches=%d executes=%d\n", fake_driver_count("cuLaunchKernel"),
               fake_driver_count("cuGraphLaunch"), fake_cudnn_executes());
   return failures ? 1 : 0;

@@ -14,6 +14,7 @@ import atexit
 import hashlib
 import json
 import os
+import resource
 import time
 
 STEPS = int(os.environ.get("STEPS", "60"))
@@ -28,14 +29,44 @@ MODE = os.environ.get("CORPUS_MODE", "deterministic")  # or "benchmark"
 # turns of K steps, passing a byte through two FIFOs, so both meet the same host contention; the
 # time spent waiting for the turn is not counted in any step.
 BATON = os.environ.get("CORPUS_BATON", "")
+# CORPUS_COUNTERS=1: the main thread's hardware counters per step (thread_counters.py), in step_counters
+COUNTERS = os.environ.get("CORPUS_COUNTERS", "") == "1"
+# CORPUS_BLOCKING_SYNC=1: the primary context waits for the GPU asleep, not spinning (set before torch
+# makes it), so a step's CPU time is host work only and its wall time above that is the GPU's.
+if os.environ.get("CORPUS_BLOCKING_SYNC", "") == "1":
+    import ctypes
+    _cuda = ctypes.CDLL("libcuda.so.1")
+    if _cuda.cuInit(0) or _cuda.cuDevicePrimaryCtxSetFlags(0, 0x4):  # CU_CTX_SCHED_BLOCKING_SYNC
+        raise SystemExit("CORPUS_BLOCKING_SYNC: the primary context's flags could not be set")
 
 _digests = []
 _times = []
 _last = [None]
-_cpu_times = []  # the main thread's CPU time per step (time.thread_time)
-_last_cpu = [None]
+_cpu_times = []  # the main thread's CPU time per step (user and system)
+_minor_faults = []  # the main thread's minor page faults per step
+_last_cpu = [None]  # _thread_usage() at the last step's end
+_counters = None
+_step_counters = {}  # counter name -> its count in each step
+_last_counts = [None]
 _final = [None]
 _loop_start = [None]  # time.monotonic() when the loop began
+
+
+def _thread_usage():
+    """The main thread's (CPU ms, minor page faults) so far. CPU time from the thread's clock: the
+    rusage times tick in jiffies (4 ms on the GPU machine)."""
+    return (time.thread_time() * 1e3, resource.getrusage(resource.RUSAGE_THREAD).ru_minflt)
+
+
+def _count_step(begins):
+    """With CORPUS_COUNTERS: adds the counts since the last call to step_counters unless a step begins."""
+    if _counters is None:
+        return
+    now = _counters.read()
+    if not begins and _last_counts[0] is not None:
+        for name, value in now.items():
+            _step_counters.setdefault(name, []).append(value - _last_counts[0][name])
+    _last_counts[0] = now
 
 
 class _Baton:
@@ -96,6 +127,7 @@ class _PerStep:
 
 _replayed = _PerStep("nimble_run_iterations_replayed")  # iterations nimble run replayed whole
 _segments = _PerStep("nimble_run_segments_launched")    # segments of recorded work it launched
+_inside = _PerStep("nimble_host_ns_inside")  # host ns inside nimble's wrappers (NIMBLE_HOST_TIMES=1)
 
 
 def torch_setup():
@@ -146,13 +178,17 @@ def step_done(i, *results):
     _digests.append(h.hexdigest()[:16])
     _replayed.step_done()  # after the digest: the step's last copy to the host has run
     _segments.step_done()
-    now, cpu = time.perf_counter(), time.thread_time()
+    _inside.step_done()
+    now, usage = time.perf_counter(), _thread_usage()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
-        _cpu_times.append((cpu - _last_cpu[0]) * 1e3)
-    _last[0], _last_cpu[0] = now, cpu
+        _cpu_times.append(usage[0] - _last_cpu[0][0])
+        _minor_faults.append(usage[1] - _last_cpu[0][1])
+    _count_step(begins=_last[0] is None)
+    _last[0], _last_cpu[0] = now, usage
     if _baton is not None and _baton.step():
-        _last[0], _last_cpu[0] = time.perf_counter(), time.thread_time()  # the peer's turn is not this step's time
+        _last[0], _last_cpu[0] = time.perf_counter(), _thread_usage()  # the peer's turn is not this step's time
+        _count_step(begins=True)
 
 
 def final_state(*tensors):
@@ -167,7 +203,12 @@ def mark_loop_start():
     """Set-up is over: step times count from here."""
     if _baton is not None:
         _baton.take()
-    _last[0], _last_cpu[0] = time.perf_counter(), time.thread_time()
+    global _counters
+    if COUNTERS and _counters is None:
+        import thread_counters
+        _counters = thread_counters.ThreadCounters()
+    _count_step(begins=True)
+    _last[0], _last_cpu[0] = time.perf_counter(), _thread_usage()
     _loop_start[0] = time.monotonic()  # nimble's debug lines carry this clock
 
 
@@ -175,7 +216,6 @@ def _threads():
     """CPU seconds of the process (ended threads included) and of its live threads at exit, summed
     by thread name, largest first (a helper thread of nimble's or the driver's competing with the
     program shows here), with the context switches."""
-    import resource
     tick = os.sysconf("SC_CLK_TCK")
     by_name = {}
     for tid in os.listdir("/proc/self/task"):
@@ -208,5 +248,9 @@ def _report():
                                   # The main thread's CPU time in each step: wall time above it is waiting
                                   # (for the GPU, or for the vCPU another thread or process holds).
                                   "step_cpu_ms": [round(t, 4) for t in _cpu_times],
+                                  "step_minor_faults": _minor_faults,
+                                  "step_counters": _step_counters,
+                                  "step_inside_nimble_ms": [n / 1e6 for n in _inside.per_step() or []],
+                                  "counters_refused": _counters.refused if _counters else None,
                                   "step_replayed": _replayed.per_step(), "step_segments": _segments.per_step(),
                                   "threads": _threads()}), flush=True)

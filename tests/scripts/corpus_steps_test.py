@@ -101,6 +101,34 @@ class StepCpuTime(unittest.TestCase):
         self.assertLess(cpu[1], 20.0)
         self.assertGreaterEqual(wall[1], 45.0)
 
+    def test_a_step_touching_new_pages_shows_their_faults(self):
+        code = ("import mmap, corpus_common as c\n"
+                "c.mark_loop_start()\n"
+                "c.step_done(0, 1.0)\n"
+                "m = mmap.mmap(-1, 4096 * 512)\n"
+                "for i in range(0, 4096 * 512, 4096): m[i] = 1\n"
+                "c.step_done(1, 1.0)\n")
+        faults = corpus_exit_line(code, steps=2)["step_minor_faults"]
+        self.assertEqual(len(faults), 2)
+        self.assertGreaterEqual(faults[1], 500)
+        self.assertLess(faults[0], 100)
+
+    def test_hardware_counters_per_step_or_why_not(self):
+        code = ("import os, corpus_common as c\n"
+                "c.COUNTERS = True\n"
+                "c.mark_loop_start()\n"
+                "c.step_done(0, 1.0)\n"
+                "sum(range(200000))\n"
+                "c.step_done(1, 1.0)\n")
+        line = corpus_exit_line(code, steps=2)
+        refused, counts = line["counters_refused"], line["step_counters"]
+        self.assertEqual(set(refused) | set(counts), {"cycles", "instructions", "cache_misses", "branch_misses"})
+        if "instructions" in counts:  # a machine with hardware counters (not a VM without them)
+            self.assertEqual(len(counts["instructions"]), 2)
+            self.assertGreater(counts["instructions"][1], counts["instructions"][0] + 1000000)
+        else:
+            self.assertTrue(refused["instructions"])
+
 
 def trace(config, digests, segments=None, exit=0, final="f", replayed=None):
     return {"config": config, "exit": exit,
