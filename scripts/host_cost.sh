@@ -69,6 +69,29 @@ command=("${run_range[@]}")
 count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
 count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0
 
+# cuBLASLt's descriptor calls (PyTorch makes about 13 around every matmul, 800 a step in a BERT
+# encoder), against the real libcublasLt: what nimble adds to each while it follows them.
+descriptors=$build/tests/interposer/descriptor_probe
+: > "$out/descriptor-counts"
+count_descriptors() {
+  local name=$1; shift
+  local tag; tag=descriptors-$(echo "$name" | tr -c 'a-z0-9' '-')
+  echo "host_cost: $name (descriptor calls)" >&2
+  env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=descriptor_steps" --trace-children=yes \
+    "--callgrind-out-file=$out/cg.$tag.%p" "${command[@]}" "$descriptors" 4000 > "$out/$tag.log" 2>&1 ||
+    { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
+  local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
+  echo "$name|$(awk '/^totals:/ {print $2}' "$file")|$(sed -n 's/^descriptor_calls=//p' "$out/$tag.log")" >> "$out/descriptor-counts"
+}
+if [ -x "$descriptors" ]; then
+  command=(); count_descriptors "plain"
+  command=(); count_descriptors "idle (preloaded, no mode)" LD_PRELOAD="$build/lib/libnimble.so"
+  command=("${run_range[@]}" -o "$out/descriptors-given.json" --)
+  count_descriptors "nimble run, given range never started"
+  command=("$build/bin/nimble" run -o "$out/descriptors-auto.json" --)
+  count_descriptors "nimble run, automatic range"
+fi
+
 python3 - "$out" "$launches" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY' | tee "$out/host-cost.md"
 import json, os, sys
 out, launches, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -90,4 +113,15 @@ for name, mode, total, own, summary in rows:
 print("\n\"nimble's own\": what the probe's calls into libnimble.so cost, less what libnimble.so's calls into "
       "the fake driver cost (scripts/callgrind_share.py). \"Over plain\" also counts the fake driver doing other "
       "work under replay (graph launches instead of kernel launches).")
+path = os.path.join(out, "descriptor-counts")
+rows = [line.rstrip("\n").split("|") for line in open(path)] if os.path.exists(path) else []
+if rows:
+    plain = int(rows[0][1])
+    print("\nHost instructions per cuBLASLt descriptor call (tests/interposer/descriptor_probe, the real libcublasLt, "
+          "the second half: %s calls)\n" % rows[0][2])
+    print("| state | all, per call | over plain |")
+    print("| --- | --- | --- |")
+    for name, total, calls in rows:
+        print("| %s | %.0f | %s |" % (name, int(total) / int(calls),
+                                      "-" if name == "plain" else "%+.0f" % ((int(total) - plain) / int(calls))))
 PY

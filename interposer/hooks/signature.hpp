@@ -2,6 +2,7 @@
 // launch shape, copy size), used by the automatic capture range to find the repeating period.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -21,11 +22,19 @@ constexpr std::uint64_t hash_string(std::string_view s) {
   return h;
 }
 
+// A signature's kind, named by a string literal and hashed when compiling: signatures are computed
+// for every call nimble run sees, and hashing the name each time cost about 80 instructions.
+struct SignatureKind {
+  template <std::size_t N>
+  consteval SignatureKind(const char (&name)[N]) : hash(hash_string(std::string_view(name, N - 1))) {}
+  std::uint64_t hash;
+};
+
 // Computed for every call nimble run sees: each value is folded in with a multiply and a shift
 // (each step a bijection of the running hash), and one finaliser mixes the whole.
 template <class... V>
-constexpr std::uint64_t signature_of(std::string_view kind, V... values) {
-  std::uint64_t h = hash_string(kind);
+constexpr std::uint64_t signature_of(SignatureKind kind, V... values) {
+  std::uint64_t h = kind.hash;
   ((h = (h ^ static_cast<std::uint64_t>(values)) * 0x9e3779b97f4a7c15ULL, h ^= h >> 31), ...);
   return mix(h, sizeof...(values));
 }
