@@ -165,7 +165,7 @@ struct LibraryHook<Id, R (*)(A...)> {
       if (scope.outermost() && result == R{}) B::after(args...);
       return result;
     } else if constexpr (B::kind == Kind::Remembered) {
-      if (scope.outermost() && remembers_queries_now(running(), config().run_skip_library)) {
+      if (scope.outermost() && remembers_queries_now(running(), guard_paused(), config().run_skip_library)) {
         return B::call(real, args...);
       }
       return real(args...);

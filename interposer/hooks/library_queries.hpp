@@ -15,13 +15,18 @@
 namespace nimble::hooks {
 
 // Whether a query is answered from memory now: whenever nimble run runs, replaying or not (a trial's
-// plain blocks too, so that the trial times what replay adds), unless NIMBLE_RUN_SKIP_LIBRARY=0.
+// plain blocks too, so that the trial times what replay adds), and while the process guard has it
+// paused (else paused spans pay every query and running reads faster than it is: the guard kept
+// the inference service's replay at 1.03-1.06 while the process read 0.93), unless
+// NIMBLE_RUN_SKIP_LIBRARY=0.
 // An answer from memory is the library's own, given twice, and costs a lookup instead of the query.
 // (From 2026-11-28 to 11-30 only inside replayed iterations, on the suspicion that answering cost HF
 // generate its 2-4%; answering only there did not close that gap. Answered everywhere again, the
 // inference service answered 6459 of its 6687 from memory and read as before, 0.90-0.95 of plain,
 // results identical: docs/benchmarks/guard-h200-nov30.)
-constexpr bool remembers_queries_now(bool running, bool skip_library) { return running && skip_library; }
+constexpr bool remembers_queries_now(bool running, bool guard_paused, bool skip_library) {
+  return (running || guard_paused) && skip_library;
+}
 
 using AlgoGetHeuristicFn = decltype(&cublasLtMatmulAlgoGetHeuristic);
 cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real, cublasLtHandle_t handle,

@@ -869,8 +869,26 @@ PY
       > "$out/$part-step-medians.txt"
     cat "$out/$part-step-medians.txt"
     ;;
+  88)  # nimble run's following made cheaper (d130baf: 237 instructions a cuBLASLt descriptor call
+    # instead of 439, idle library hooks 31 instead of 61): the service against plain with the build
+    # before (build-gpu-base: bin/nimble and lib/libnimble.so of 63dd09b) and after, on one lease
+    ctest_gpu
+    NIMBLE_BUILD=build-gpu-base pairs base-given 100 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    pairs given 100 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi bucketed_inference:200
+    NIMBLE_BUILD=build-gpu-base pairs base-run 100 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs run 130 --pairs 2 --idle --mode benchmark bucketed_inference:200
+    ;;
+  89)  # paused spans answer cuBLASLt's heuristics from memory as running ones do (they paid every
+    # query, so the guard read running faster than it was): GPU tests; the service with the guard on
+    # and by default; three regression programs with the guard on (it kept them before: it must still)
+    ctest_gpu
+    pairs guard 110 --pairs 2 --mode benchmark --run run:NIMBLE_RUN_GUARD=3 bucketed_inference:200
+    pairs run 100 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs regress-guard 200 --pairs 1 --run run:NIMBLE_RUN_GUARD=3 gpt2_forward bert_train resnet18_amp_adamw
+    grep -ho '"guard": {[^}]*}' "$out/$part-guard"/*.run.json "$out/$part-regress-guard"/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 87)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 89)" >&2
     exit 2
     ;;
 esac

@@ -106,12 +106,14 @@ TEST(RememberedHeuristics, ChangingAnswersAreAlwaysAsked) {
 }
 
 // Answered from memory whenever nimble run runs (between replayed iterations, in a trial's plain
-// blocks, while recordings rest); NIMBLE_RUN_SKIP_LIBRARY=0, and nimble run idle, paused or recording
-// (running() false), ask the library.
+// blocks, while recordings rest) and while the process guard pauses it; NIMBLE_RUN_SKIP_LIBRARY=0,
+// and nimble run idle, stepped aside or recording (running() false), ask the library.
 TEST(RememberedHeuristics, WheneverNimbleRunRuns) {
-  EXPECT_TRUE(remembers_queries_now(true, true));
-  EXPECT_FALSE(remembers_queries_now(true, false));   // NIMBLE_RUN_SKIP_LIBRARY=0
-  EXPECT_FALSE(remembers_queries_now(false, true));   // not running
+  EXPECT_TRUE(remembers_queries_now(true, false, true));
+  EXPECT_TRUE(remembers_queries_now(false, true, true));    // paused by the process guard
+  EXPECT_FALSE(remembers_queries_now(true, false, false));  // NIMBLE_RUN_SKIP_LIBRARY=0
+  EXPECT_FALSE(remembers_queries_now(false, true, false));
+  EXPECT_FALSE(remembers_queries_now(false, false, true));  // not running: idle, or stepped aside
 }
 
 // cublasLtMatmul and cudnnBackendExecute: keyed, skipped or observed only inside a replayed
