@@ -887,8 +887,15 @@ PY
     pairs regress-guard 200 --pairs 1 --run run:NIMBLE_RUN_GUARD=3 gpt2_forward bert_train resnet18_amp_adamw
     grep -ho '"guard": {[^}]*}' "$out/$part-guard"/*.run.json "$out/$part-regress-guard"/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  90)  # the process guard on by default (NIMBLE_RUN_GUARD=3): GPU tests; four regression programs
+    # part 89 did not run, one interleaved pair each, by default; the service by default
+    ctest_gpu
+    pairs regress 300 --pairs 1 epochs_eval_lastbatch side_streams grad_accum inception_v3
+    pairs service 60 --pairs 1 --mode benchmark bucketed_inference:200
+    grep -ho '"guard": {[^}]*}' "$out/$part-regress"/*.run.json "$out/$part-service"/*.run.json 2>/dev/null | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 89)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 90)" >&2
     exit 2
     ;;
 esac

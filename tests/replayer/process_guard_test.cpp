@@ -268,8 +268,12 @@ TEST(SessionGuard, ARecordingOnTrialIsNotJudged) {
   EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Waiting);
 }
 
-TEST(SessionGuard, OffByDefaultAndTheSummarySaysSo) {
-  GuardedProgram p{RunOptions{}};
+// On by default (NIMBLE_RUN_GUARD=3); 0 turns it off, and the summary says which.
+TEST(SessionGuard, OnByDefaultOffWithZeroAndTheSummarySaysSo) {
+  EXPECT_EQ(RunOptions{}.guard.spans, 3u);
+  RunOptions off = guarded(0);
+  off.guard.spans = 0;
+  GuardedProgram p{off};
   p.iterations(200, 20, 10);
   EXPECT_TRUE(p.actions.empty());
   EXPECT_EQ(guard_json(p.session->guard()).value("state", ""), "off");
