@@ -894,8 +894,13 @@ PY
     pairs service 60 --pairs 1 --mode benchmark bucketed_inference:200
     grep -ho '"guard": {[^}]*}' "$out/$part-regress"/*.run.json "$out/$part-service"/*.run.json 2>/dev/null | cut -c1-300
     ;;
+  91)  # the guard off by default again (part 90: it stepped gradient accumulation aside at 0.845, the
+    # program 0.96 of plain): gradient accumulation by default, then the regression programs parts 89
+    # and 90 left out, one interleaved pair each (the session's last device time)
+    pairs regress 270 --pairs 1 grad_accum timm_efficientnet googlenet_pinned timm_pnasnet
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 90)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 91)" >&2
     exit 2
     ;;
 esac
