@@ -8,11 +8,15 @@
 namespace nimble::test {
 namespace {
 
-// The calls column of `function`'s row, or -1 when the table has no such row.
-long calls_of(const std::string& output, const std::string& function) {
-  const std::regex row("\n  " + function + " +([0-9]+) +[0-9.]+ +[0-9.]+ +[0-9.]+\n");
+// Column `column` (1: calls, 2: total ms) of `function`'s row, or "-1" when the table has none.
+std::string field_of(const std::string& output, const std::string& function, int column) {
+  const std::regex row("\n  " + function + " +([0-9]+) +([0-9.]+) +[0-9.]+ +[0-9.]+\n");
   std::smatch m;
-  return std::regex_search(output, m, row) ? std::stol(m[1]) : -1;
+  return std::regex_search(output, m, row) ? m[column].str() : "-1";
+}
+long calls_of(const std::string& output, const std::string& function) { return std::stol(field_of(output, function, 1)); }
+double total_ms_of(const std::string& output, const std::string& function) {
+  return std::stod(field_of(output, function, 2));
 }
 
 TEST(HostTimes, IdleProgramGetsACountedTableAtExit) {
@@ -33,13 +37,6 @@ long long inside_ns(const std::string& output) {
   const std::regex line("\ninside_ns=(-?[0-9]+)\n");
   std::smatch m;
   return std::regex_search(output, m, line) ? std::stoll(m[1]) : -2;
-}
-
-// The total ms column of `function`'s row, or -1 when the table has no such row.
-double total_ms_of(const std::string& output, const std::string& function) {
-  const std::regex row("\n  " + function + " +[0-9]+ +([0-9.]+) +[0-9.]+ +[0-9.]+\n");
-  std::smatch m;
-  return std::regex_search(output, m, row) ? std::stod(m[1]) : -1;
 }
 
 // Programs that time their own steps read the host time spent inside nimble's wrappers; a driver

@@ -82,19 +82,20 @@ class ThreadCensus(unittest.TestCase):
         self.assertGreater(threads["voluntary_switches"], 0)
 
 
+def two_steps(first, second, before=""):
+    """A program of two corpus steps: `before` the loop, then each step's own lines."""
+    return ("import mmap, time, corpus_common as c\n" + before +
+            "c.mark_loop_start()\n" + first + "c.step_done(0, 1.0)\n" + second + "c.step_done(1, 1.0)\n")
+
+
 class StepCpuTime(unittest.TestCase):
     """corpus_common's exit line gives each step's main-thread CPU time beside its wall time: a step
-    that spins shows its time on the CPU, one that sleeps (waits) does not."""
+    that spins shows its time on the CPU, one that sleeps (waits) does not; and its page faults, and
+    hardware counters where the machine has them."""
 
     def test_a_spinning_step_and_a_sleeping_step(self):
-        code = ("import time, corpus_common as c\n"
-                "c.mark_loop_start()\n"
-                "end = time.thread_time() + 0.05\n"
-                "while time.thread_time() < end: pass\n"
-                "c.step_done(0, 1.0)\n"
-                "time.sleep(0.05)\n"
-                "c.step_done(1, 1.0)\n")
-        line = corpus_exit_line(code, steps=2)
+        spin = "end = time.thread_time() + 0.05\nwhile time.thread_time() < end: pass\n"
+        line = corpus_exit_line(two_steps(spin, "time.sleep(0.05)\n"), steps=2)
         wall, cpu = line["step_ms"], line["step_cpu_ms"]
         self.assertEqual(len(cpu), 2)
         self.assertGreaterEqual(cpu[0], 45.0)
@@ -102,25 +103,14 @@ class StepCpuTime(unittest.TestCase):
         self.assertGreaterEqual(wall[1], 45.0)
 
     def test_a_step_touching_new_pages_shows_their_faults(self):
-        code = ("import mmap, corpus_common as c\n"
-                "c.mark_loop_start()\n"
-                "c.step_done(0, 1.0)\n"
-                "m = mmap.mmap(-1, 4096 * 512)\n"
-                "for i in range(0, 4096 * 512, 4096): m[i] = 1\n"
-                "c.step_done(1, 1.0)\n")
-        faults = corpus_exit_line(code, steps=2)["step_minor_faults"]
+        touch = "m = mmap.mmap(-1, 4096 * 512)\nfor i in range(0, 4096 * 512, 4096): m[i] = 1\n"
+        faults = corpus_exit_line(two_steps("", touch), steps=2)["step_minor_faults"]
         self.assertEqual(len(faults), 2)
         self.assertGreaterEqual(faults[1], 500)
         self.assertLess(faults[0], 100)
 
     def test_hardware_counters_per_step_or_why_not(self):
-        code = ("import os, corpus_common as c\n"
-                "c.COUNTERS = True\n"
-                "c.mark_loop_start()\n"
-                "c.step_done(0, 1.0)\n"
-                "sum(range(200000))\n"
-                "c.step_done(1, 1.0)\n")
-        line = corpus_exit_line(code, steps=2)
+        line = corpus_exit_line(two_steps("", "sum(range(200000))\n", before="c.COUNTERS = True\n"), steps=2)
         refused, counts = line["counters_refused"], line["step_counters"]
         self.assertEqual(set(refused) | set(counts), {"cycles", "instructions", "cache_misses", "branch_misses"})
         if "instructions" in counts:  # a machine with hardware counters (not a VM without them)
