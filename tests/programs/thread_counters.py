@@ -1,6 +1,6 @@
 """Hardware counters of the calling thread (Linux perf_event_open through ctypes; `perf` itself is not
-installed on the GPU machine): instructions, cycles, last-level cache misses and branch misses, user
-and kernel mode both. Tells more work (instructions up) from slower work (the same instructions in more
+installed on the GPU machine): instructions, cycles, last-level cache misses and branch misses, in
+user mode (what perf_event_paranoid=2 allows). Tells more work (instructions up) from slower work (the same instructions in more
 cycles: caches, branch predictors). ThreadCounters().read() is a dict of counts so far; a counter the
 machine refuses is left out, and `refused` says why."""
 import ctypes
@@ -11,12 +11,14 @@ _PERF_EVENT_OPEN = 298  # x86_64
 _TYPE_HARDWARE = 0
 _EVENTS = {"cycles": 0, "instructions": 1, "cache_misses": 3, "branch_misses": 5}  # PERF_COUNT_HW_*
 _ATTR_SIZE = 128  # struct perf_event_attr, zero-filled past the fields set here
+_EXCLUDE_KERNEL, _EXCLUDE_HV = 1 << 5, 1 << 6  # its flag bits
 
 
 def _attr(config):
     buf = bytearray(_ATTR_SIZE)
     struct.pack_into("=IIQ", buf, 0, _TYPE_HARDWARE, _ATTR_SIZE, config)  # type, size, config
-    # flags (offset 40) stay 0: enabled from now, this thread only, user and kernel counted
+    # flags (offset 40): enabled from now, this thread only, kernel and hypervisor excluded
+    struct.pack_into("=Q", buf, 40, _EXCLUDE_KERNEL | _EXCLUDE_HV)
     return (ctypes.c_char * _ATTR_SIZE).from_buffer(buf)
 
 
