@@ -47,6 +47,10 @@ for mode in overhead overhead-same overhead-unrepeating overhead-events overhead
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
+command=("$build/bin/nimble" run --capture-range nvtx:never)
+# State followed (allocations, streams, events, library descriptors), nothing looked at or replayed:
+# what nimble run costs before a given range starts, or a program it cannot find an iteration in.
+count "given range never started" overhead
 command=("${run_range[@]}")
 count "given range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RUN_MIN_SPEEDUP=100
 command=("$build/bin/nimble" run)
