@@ -24,21 +24,34 @@ export NIMBLE_LIBCUDA=$build/tests/interposer/libfake_cuda.so NIMBLE_CUPTI=0 FAK
 launches=$((1000 * 200))  # the second half: 1000 iterations of 200 launches
 run_range=("$build/bin/nimble" run --capture-range cudaProfilerApi --iteration 1)
 
+# Runs PROGRAM... under callgrind, counting only inside the function TOGGLE, with the settings given
+# before `--`, under `command` when it is set (nimble run, given its trace $out/TAG.json: the summary
+# beside it says what became of the recording); output in $out/TAG.log. Fails as the command does.
+counted_run() {
+  local tag=$1 toggle=$2; shift 2
+  local settings=()
+  while [ "$1" != "--" ]; do settings+=("$1"); shift; done
+  shift
+  local run=()
+  if ((${#command[@]})); then run=("${command[@]}" -o "$out/$tag.json" --); fi
+  env "${settings[@]}" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=$toggle" --trace-children=yes \
+    "--callgrind-out-file=$out/cg.$tag.%p" "${run[@]}" "$@" > "$out/$tag.log" 2>&1
+}
+# The counts of counted_run TAG's program: the file with counts (nimble's CLI, run by valgrind too, has none).
+counted_file() { grep -l '^totals: [1-9]' "$out"/cg."$1".* | head -1; }
+
 # One state: a name, the probe's mode, then its environment; `command` is what runs the probe
-# (nimble run with its range, or nothing), given its trace here: the summary beside it says what
-# became of the recording.
+# (nimble run with its range, or nothing).
 count() {
   local name=$1 mode=$2; shift 2
   local tag; tag=$(echo "$name-$mode" | tr -c 'a-z0-9' '-')
-  local run=() summary=""
-  if ((${#command[@]})); then run=("${command[@]}" -o "$out/$tag.json" --); summary="$out/$tag.run.json"; fi
+  local summary=""
+  if ((${#command[@]})); then summary="$out/$tag.run.json"; fi
   echo "host_cost: $name" >&2
-  env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=*overhead_second_half*" --trace-children=yes \
-    "--callgrind-out-file=$out/cg.$tag.%p" "${run[@]}" "$probe" "$mode" > "$out/$tag.log" 2>&1 ||
+  counted_run "$tag" '*overhead_second_half*' "$@" -- "$probe" "$mode" ||
     grep -q '^kernels_run=' "$out/$tag.log" ||  # (nimble run fails a run that recorded nothing; the probe ran)
     { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
-  # The probe's process is the file with counts (nimble's CLI, run by valgrind too, has none).
-  local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
+  local file; file=$(counted_file "$tag")
   local total; total=$(awk '/^totals:/ {print $2}' "$file")
   echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")|$summary" >> "$out/counts"
 }
@@ -81,19 +94,16 @@ count_descriptors() {
   local name=$1; shift
   local tag; tag=descriptors-$(echo "$name" | tr -c 'a-z0-9' '-')
   echo "host_cost: $name (descriptor calls)" >&2
-  env "$@" valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=descriptor_steps" --trace-children=yes \
-    "--callgrind-out-file=$out/cg.$tag.%p" "${command[@]}" "$descriptors" 4000 > "$out/$tag.log" 2>&1 ||
+  counted_run "$tag" descriptor_steps "$@" -- "$descriptors" 4000 ||
     { echo "host_cost: $name failed; see $out/$tag.log" >&2; exit 1; }
-  local file; file=$(grep -l '^totals: [1-9]' "$out"/cg."$tag".* | head -1)
-  echo "$name|$(awk '/^totals:/ {print $2}' "$file")|$(sed -n 's/^descriptor_calls=//p' "$out/$tag.log")" >> "$out/descriptor-counts"
+  echo "$name|$(awk '/^totals:/ {print $2}' "$(counted_file "$tag")")|$(sed -n 's/^descriptor_calls=//p' "$out/$tag.log")" \
+    >> "$out/descriptor-counts"
 }
 if [ -x "$descriptors" ]; then
   command=(); count_descriptors "plain"
   command=(); count_descriptors "idle (preloaded, no mode)" LD_PRELOAD="$build/lib/libnimble.so"
-  command=("${run_range[@]}" -o "$out/descriptors-given.json" --)
-  count_descriptors "nimble run, given range never started"
-  command=("$build/bin/nimble" run -o "$out/descriptors-auto.json" --)
-  count_descriptors "nimble run, automatic range"
+  command=("${run_range[@]}"); count_descriptors "nimble run, given range never started"
+  command=("$build/bin/nimble" run); count_descriptors "nimble run, automatic range"
 fi
 
 python3 - "$out" "$launches" "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" <<'PY' | tee "$out/host-cost.md"
