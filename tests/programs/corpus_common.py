@@ -42,31 +42,37 @@ if os.environ.get("CORPUS_BLOCKING_SYNC", "") == "1":
 _digests = []
 _times = []
 _last = [None]
-_cpu_times = []  # the main thread's CPU time per step (user and system)
-_minor_faults = []  # the main thread's minor page faults per step
-_last_cpu = [None]  # _thread_usage() at the last step's end
-_counters = None
-_step_counters = {}  # counter name -> its count in each step
-_last_counts = [None]
 _final = [None]
 _loop_start = [None]  # time.monotonic() when the loop began
 
 
+class _Deltas:
+    """What counters (`read()`: a dict of running totals) added during each step; restart() leaves
+    out what came since the last step (set-up, the peer's turn)."""
+
+    def __init__(self, read):
+        self.read, self.steps, self.last = read, {}, None
+
+    def restart(self):
+        self.last = self.read()
+
+    def step_done(self):
+        now = self.read()
+        if self.last is not None:
+            for name, value in now.items():
+                self.steps.setdefault(name, []).append(value - self.last[name])
+        self.last = now
+
+
 def _thread_usage():
-    """The main thread's (CPU ms, minor page faults) so far. CPU time from the thread's clock: the
+    """The main thread's CPU ms and minor page faults so far. CPU time from the thread's clock: the
     rusage times tick in jiffies (4 ms on the GPU machine)."""
-    return (time.thread_time() * 1e3, resource.getrusage(resource.RUSAGE_THREAD).ru_minflt)
+    return {"cpu_ms": time.thread_time() * 1e3, "minor_faults": resource.getrusage(resource.RUSAGE_THREAD).ru_minflt}
 
 
-def _count_step(begins):
-    """With CORPUS_COUNTERS: adds the counts since the last call to step_counters unless a step begins."""
-    if _counters is None:
-        return
-    now = _counters.read()
-    if not begins and _last_counts[0] is not None:
-        for name, value in now.items():
-            _step_counters.setdefault(name, []).append(value - _last_counts[0][name])
-    _last_counts[0] = now
+_usage = _Deltas(_thread_usage)
+_counters = None  # with CORPUS_COUNTERS: thread_counters.ThreadCounters, from the loop's start
+_counts = None    # and its _Deltas
 
 
 class _Baton:
@@ -179,16 +185,15 @@ def step_done(i, *results):
     _replayed.step_done()  # after the digest: the step's last copy to the host has run
     _segments.step_done()
     _inside.step_done()
-    now, usage = time.perf_counter(), _thread_usage()
+    now = time.perf_counter()
     if _last[0] is not None:
         _times.append((now - _last[0]) * 1e3)
-        _cpu_times.append(usage[0] - _last_cpu[0][0])
-        _minor_faults.append(usage[1] - _last_cpu[0][1])
-    _count_step(begins=_last[0] is None)
-    _last[0], _last_cpu[0] = now, usage
+    _last[0] = now
+    for deltas in (_usage, _counts):
+        if deltas is not None:
+            deltas.step_done()
     if _baton is not None and _baton.step():
-        _last[0], _last_cpu[0] = time.perf_counter(), _thread_usage()  # the peer's turn is not this step's time
-        _count_step(begins=True)
+        _restart()  # the peer's turn is not this step's time
 
 
 def final_state(*tensors):
@@ -199,16 +204,24 @@ def final_state(*tensors):
     _final[0] = h.hexdigest()[:16]
 
 
+def _restart():
+    """Step times and counts begin again from now."""
+    _last[0] = time.perf_counter()
+    for deltas in (_usage, _counts):
+        if deltas is not None:
+            deltas.restart()
+
+
 def mark_loop_start():
     """Set-up is over: step times count from here."""
     if _baton is not None:
         _baton.take()
-    global _counters
+    global _counters, _counts
     if COUNTERS and _counters is None:
         import thread_counters
         _counters = thread_counters.ThreadCounters()
-    _count_step(begins=True)
-    _last[0], _last_cpu[0] = time.perf_counter(), _thread_usage()
+        _counts = _Deltas(_counters.read)
+    _restart()
     _loop_start[0] = time.monotonic()  # nimble's debug lines carry this clock
 
 
@@ -247,9 +260,9 @@ def _report():
                                   "step_ms": [round(t, 4) for t in _times], "loop_start_monotonic_s": _loop_start[0],
                                   # The main thread's CPU time in each step: wall time above it is waiting
                                   # (for the GPU, or for the vCPU another thread or process holds).
-                                  "step_cpu_ms": [round(t, 4) for t in _cpu_times],
-                                  "step_minor_faults": _minor_faults,
-                                  "step_counters": _step_counters,
+                                  "step_cpu_ms": [round(t, 4) for t in _usage.steps.get("cpu_ms", [])],
+                                  "step_minor_faults": _usage.steps.get("minor_faults", []),
+                                  "step_counters": _counts.steps if _counts else {},
                                   "step_inside_nimble_ms": [n / 1e6 for n in _inside.per_step() or []],
                                   "counters_refused": _counters.refused if _counters else None,
                                   "step_replayed": _replayed.per_step(), "step_segments": _segments.per_step(),
