@@ -88,7 +88,6 @@ void in_forked_child() {
   g_recording.store(false, std::memory_order_relaxed);
   g_guard_counting.store(false, std::memory_order_relaxed);
   g_guard_paused.store(false, std::memory_order_relaxed);
-  g_guard_due.store(false, std::memory_order_relaxed);
 }
 
 __attribute__((constructor)) void initialise_recorder() {

@@ -717,9 +717,6 @@ void run_guard_tick(std::size_t program_calls, bool at_host_point) {
     stop_replay(e);
   }
   release_frees(r);
-  // (Paused, it waits for a host point, and while the automatic range watches, for its end: the calls
-  // until then need no lock.)
-  g_guard_due.store(session.guard().switch_due() && !session.guard().paused() && may_pause, std::memory_order_relaxed);
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {

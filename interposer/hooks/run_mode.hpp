@@ -98,18 +98,16 @@ void run_pause(const char* why);
 void run_resume();
 
 // The process guard (replayer/process_guard.hpp): the program's calls under nimble run, paused or
-// not, are counted where every task passes (record_task); every 64th, and each one while a running
-// span waits for a moment to pause, asks run_guard_tick; while paused, so does each host sync
-// (`at_host_point`: where a paused nimble run resumes). Off once nimble run stepped aside.
+// not, are counted where every task passes (record_task); every 64th, and each host sync (where its
+// spans begin and end), asks run_guard_tick. Off once nimble run stepped aside.
 inline std::atomic<bool> g_guard_counting{false};
-inline std::atomic<bool> g_guard_due{false};
 inline std::atomic<std::size_t> g_program_calls{0};
 void run_guard_tick(std::size_t program_calls, bool at_host_point = false);
 inline void guard_counts_call() {
   // Not a read-modify-write: a count lost between threads only makes a span a call longer.
   const std::size_t n = g_program_calls.load(std::memory_order_relaxed) + 1;
   g_program_calls.store(n, std::memory_order_relaxed);
-  if (n % 64 == 0 || g_guard_due.load(std::memory_order_relaxed)) run_guard_tick(n);
+  if (n % 64 == 0) run_guard_tick(n);
 }
 
 // True while the program issues its own calls in a measured block (the trial, or --compare):

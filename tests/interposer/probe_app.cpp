@@ -1123,6 +1123,7 @@ int main(int argc, char** argv) {
   if (mode == "loop-collective") return loop_streams(8, false, true);
   if (mode == "overhead") return overhead(2000, 200, true);
   if (mode == "library") return library_loop(40);
+  if (mode == "library-long") return library_loop(400);  // long enough for the process guard's spans
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
   if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
@@ -1159,6 +1160,6 @@ int main(int argc, char** argv) {
   if (mode == "program-graph") return program_graph(4);
   if (mode == "buckets") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, false);
   if (mode == "buckets-second") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, true);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|pool|program|own-graph|own-graph-first|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|library-long|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;
 }

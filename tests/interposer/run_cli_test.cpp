@@ -996,8 +996,9 @@ TEST(RunCommand, TheProcessGuardKeepsReplayThatPays) {
 // one and read slower per call: GPT-2 and BERT read 0.88 and 0.92 so on the H200 and lost their replay).
 TEST(RunCommand, TheProcessGuardCountsALibraryCallOnceWhetherItIsSkippedOrNot) {
   const std::string dir = temp_dir();
-  const RunResult skipping = nimble_run(dir + "/skip.json", "library", true, {"NIMBLE_RUN_GUARD=6"});
-  const RunResult calling = nimble_run(dir + "/call.json", "library", true, {"NIMBLE_RUN_GUARD=6", "NIMBLE_RUN_SKIP_LIBRARY=0"});
+  const RunResult skipping = nimble_run(dir + "/skip.json", "library-long", true, {"NIMBLE_RUN_GUARD=6"});
+  const RunResult calling =
+      nimble_run(dir + "/call.json", "library-long", true, {"NIMBLE_RUN_GUARD=6", "NIMBLE_RUN_SKIP_LIBRARY=0"});
   ASSERT_EQ(skipping.exit_code, 0) << skipping.output;
   ASSERT_EQ(calling.exit_code, 0) << calling.output;
   const nlohmann::json skipped = read_json(dir + "/skip.run.json"), called = read_json(dir + "/call.run.json");

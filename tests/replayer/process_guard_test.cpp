@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "nimble/replayer/run_report.hpp"
@@ -42,33 +43,34 @@ GuardOptions options(std::size_t spans = 4) {
   return {.spans = spans, .span_calls = 256, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 14};
 }
 
-TEST(ProcessGuard, WaitsForSomethingReplayedAndAMomentWhenNothingIsUnderWay) {
+TEST(ProcessGuard, WaitsForSomethingReplayedAndAHostSyncWithNothingUnderWay) {
   ProcessGuard guard(options());
-  EXPECT_EQ(guard.tick({.calls = 64, .ns = 1, .replaying = false, .settled = true, .can_switch = true}), GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 128, .ns = 2, .replaying = true, .settled = false, .can_switch = true}), GuardAction::None);
-  EXPECT_FALSE(guard.switch_due());
-  EXPECT_EQ(guard.tick({.calls = 192, .ns = 3, .replaying = true, .settled = true, .can_switch = false}), GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 64, .ns = 1, .replaying = false, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 128, .ns = 2, .replaying = true, .settled = false, .can_switch = true, .at_host_point = true}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 192, .ns = 3, .replaying = true, .settled = true, .can_switch = false, .at_host_point = true}),
+            GuardAction::None);
+  // Nothing under way, but not where the program waited for the GPU.
+  EXPECT_EQ(guard.tick({.calls = 200, .ns = 3, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Waiting);
-  EXPECT_TRUE(guard.switch_due());  // ready to begin: the hooks ask on every call, for a moment between iterations
-  EXPECT_EQ(guard.tick({.calls = 256, .ns = 4, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  EXPECT_EQ(guard.tick({.calls = 256, .ns = 4, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::Pause);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Judging);
   EXPECT_TRUE(guard.paused());
 }
 
-TEST(ProcessGuard, ASpanSwitchesAfterItsCallsOnlyWhenNothingIsUnderWay) {
+TEST(ProcessGuard, ASpanEndsAtAHostSyncAfterItsCalls) {
   ProcessGuard guard(options());
-  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
-  EXPECT_EQ(guard.tick({.calls = 200, .ns = 200, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
-  EXPECT_FALSE(guard.switch_due());
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::Pause);
+  EXPECT_EQ(guard.tick({.calls = 200, .ns = 200, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::None);
   // A recorded iteration's worth longer than span_calls makes the span that long.
   EXPECT_EQ(guard.tick({.calls = 300, .ns = 300, .replaying = true, .settled = true, .can_switch = true,
-                        .longest_iteration = 400}),
+                        .at_host_point = true, .longest_iteration = 400}),
             GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 420, .ns = 420, .replaying = true, .settled = true, .can_switch = false,
-                        .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_TRUE(guard.switch_due());
-  // Paused, it resumes only where the program waited for the GPU (the next call begins a step).
+  // Long enough, but the GPU may still be working on what the span queued.
   EXPECT_EQ(guard.tick({.calls = 421, .ns = 421, .replaying = true, .settled = true, .can_switch = true,
                         .longest_iteration = 400}),
             GuardAction::None);
@@ -77,22 +79,77 @@ TEST(ProcessGuard, ASpanSwitchesAfterItsCallsOnlyWhenNothingIsUnderWay) {
             GuardAction::Resume);
   EXPECT_FALSE(guard.paused());
   EXPECT_EQ(guard.paused_spans(), (std::vector<double>{1.0}));
-  // Running, it pauses only when nothing is under way (the hooks then tick on every call).
-  EXPECT_EQ(guard.tick({.calls = 900, .ns = 900, .replaying = true, .settled = true, .can_switch = false,
+  // Running, it needs a host sync with nothing under way.
+  EXPECT_EQ(guard.tick({.calls = 900, .ns = 900, .replaying = true, .settled = true, .can_switch = true,
                         .longest_iteration = 400}),
             GuardAction::None);
-  EXPECT_TRUE(guard.switch_due());
-  EXPECT_EQ(guard.tick({.calls = 901, .ns = 901, .replaying = true, .settled = true, .can_switch = true,
-                        .longest_iteration = 400}),
+  EXPECT_EQ(guard.tick({.calls = 901, .ns = 901, .replaying = true, .settled = true, .can_switch = false,
+                        .at_host_point = true, .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 902, .ns = 902, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true, .longest_iteration = 400}),
             GuardAction::Pause);
   EXPECT_EQ(guard.running_spans(), (std::vector<double>{1.0}));
 }
 
-TEST(ProcessGuard, APausedSpanWithoutAHostSyncResumesAfterFourSpansWorth) {
+TEST(ProcessGuard, APausedSpanWithoutAHostSyncResumesAfterFourSpansWorthUntimed) {
   ProcessGuard guard(options());
-  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::Pause);
   EXPECT_EQ(guard.tick({.calls = 1023, .ns = 1023, .replaying = true, .settled = true, .can_switch = true}), GuardAction::None);
   EXPECT_EQ(guard.tick({.calls = 1024, .ns = 1024, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Resume);
+  EXPECT_TRUE(guard.paused_spans().empty());
+  EXPECT_EQ(guard.spoiled_spans(), 1u);
+  // The running span began at no host sync: not timed either.
+  EXPECT_EQ(guard.tick({.calls = 1400, .ns = 1400, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true}),
+            GuardAction::Pause);
+  EXPECT_TRUE(guard.running_spans().empty());
+  EXPECT_EQ(guard.spoiled_spans(), 2u);
+}
+
+// A program whose GPU runs behind its host, waited for only every `read_every` steps (gradient
+// accumulation reading its loss every 10 optimizer steps): each call costs the host `host_*` ns and
+// the GPU `gpu_*` ns, paused or running. The guard must weigh what the program takes, not what the
+// host spends issuing it.
+struct AsyncProgram {
+  ProcessGuard guard;
+  double host_paused, host_running, gpu_paused, gpu_running;
+  std::size_t step_calls = 100, read_every = 10;
+  std::size_t calls = 0;
+  double host = 1e9, gpu_free = 1e9;
+  void run(std::size_t steps) {
+    for (std::size_t s = 0; s < steps && guard.state() != ProcessGuard::State::SteppedAside; ++s) {
+      for (std::size_t c = 0; c < step_calls; ++c) {
+        host += guard.paused() ? host_paused : host_running;
+        gpu_free = std::max(gpu_free, host) + (guard.paused() ? gpu_paused : gpu_running);
+        if (++calls % 64 == 0) tick(/*at_host_point=*/false, /*can_switch=*/c + 1 == step_calls);
+      }
+      if ((s + 1) % read_every == 0) {
+        host = std::max(host, gpu_free);
+        tick(/*at_host_point=*/true, /*can_switch=*/true);
+      }
+    }
+  }
+  void tick(bool at_host_point, bool can_switch) {
+    guard.tick({.calls = calls, .ns = static_cast<std::uint64_t>(host), .replaying = true, .settled = true,
+                .can_switch = can_switch, .at_host_point = at_host_point});
+  }
+};
+
+TEST(ProcessGuard, AProgramBoundByItsGPUIsJudgedByItsGPUTime) {
+  // Replay issues faster (20 ns a call against 30) but the GPU takes 50 either way: no gain.
+  AsyncProgram same{ProcessGuard(options()), 30, 20, 50, 50};
+  same.run(400);
+  EXPECT_EQ(same.guard.state(), ProcessGuard::State::SteppedAside);
+  ASSERT_TRUE(same.guard.last_ratio());
+  EXPECT_NEAR(*same.guard.last_ratio(), 1.0, 0.02);
+  // Replay also closes the GPU's gaps between kernels (40 ns a call against 50): kept, at the GPU's ratio.
+  AsyncProgram pays{ProcessGuard(options()), 30, 20, 50, 40};
+  pays.run(400);
+  EXPECT_EQ(pays.guard.state(), ProcessGuard::State::Kept);
+  ASSERT_TRUE(pays.guard.last_ratio());
+  EXPECT_NEAR(*pays.guard.last_ratio(), 1.25, 0.03);
 }
 
 TEST(ProcessGuard, StepsAsideWhenThePausedProgramRunsFaster) {
@@ -152,7 +209,8 @@ TEST(ProcessGuard, APauseOfTheProgramInOneSpanDoesNotDecide) {
 
 TEST(ProcessGuard, ASpanThatMetARecordingOrATrialIsNotTimed) {
   ProcessGuard guard(options());
-  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
+            GuardAction::Pause);
   EXPECT_EQ(guard.tick({.calls = 128, .ns = 128, .replaying = true, .settled = false, .can_switch = true}), GuardAction::None);
   EXPECT_EQ(guard.tick({.calls = 300, .ns = 300, .replaying = true, .settled = true, .can_switch = true,
                         .at_host_point = true}),
@@ -165,7 +223,9 @@ TEST(ProcessGuard, TooManySpoiledSpansLeaveNimbleRunRunningUndecided) {
   ProcessGuard guard(options(2));
   std::size_t calls = 0;
   GuardAction last = GuardAction::None;
-  ASSERT_EQ(guard.tick({.calls = calls, .ns = 0, .replaying = true, .settled = true, .can_switch = true}), GuardAction::Pause);
+  ASSERT_EQ(guard.tick({.calls = calls, .ns = 0, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true}),
+            GuardAction::Pause);
   for (int i = 0; i < 40 && guard.state() == ProcessGuard::State::Judging; ++i) {
     calls += 300;
     last = guard.tick({.calls = calls, .ns = calls, .replaying = true, .settled = false, .can_switch = true,

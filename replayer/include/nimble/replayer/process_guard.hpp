@@ -5,11 +5,13 @@
 //
 // Once something replays, the guard times the program itself: spans with nimble run paused (state
 // tracked, nothing matched or replayed) alternate with spans running, each timed per program call
-// (the program makes the same calls either way). Pauses of the program only add time (a GC, another
+// (the program makes the same calls either way) from one host sync to another, so that what a span
+// queued on the GPU is done inside it. Pauses of the program only add time (a GC, another
 // process's turn), so each side's median span is compared. When running does not beat paused by
 // GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
 // than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
-// the calls, ask tick() every few dozen of them, and act on what it answers.
+// the calls, ask tick() every few dozen of them and at every host sync, and act on what it answers.
+// A program that never waits for the GPU between two iterations is never judged.
 //
 // Off unless NIMBLE_RUN_GUARD asks for it: paused is not idle. On the H200 the service's paused
 // spans cost as much as its running ones (its loss is in the program's own code between nimble's
@@ -50,9 +52,9 @@ struct GuardView {
   bool replaying = false;      // something is trusted and has replayed: there is something to judge
   bool settled = false;        // nothing is being recorded or built, nor on trial (a span now is fair)
   bool can_switch = false;     // nothing under way (nor looked for or built): nimble run may pause here
-  // The program just waited for the GPU (a step's end, most often): a paused nimble run resumes only
-  // here, so that it meets the next step at its first call rather than in its middle (or after four
-  // spans' worth of calls without one).
+  // The program just waited for the GPU (a step's end, most often): spans begin and end only here
+  // (a paused one also so that nimble run meets the next step at its first call rather than in its
+  // middle; it resumes untimed after four spans' worth of calls without one).
   bool at_host_point = false;
   std::size_t longest_iteration = 0;  // calls of the longest live recording's iteration
 };
@@ -63,12 +65,10 @@ class ProcessGuard {
 
   explicit ProcessGuard(GuardOptions options) : options_(options) {}
 
-  // Every few dozen program calls, and on every call while switch_due(). Returns what the hooks do
-  // now: pause nimble run (Pause), let it run again (Resume), or leave the program alone for good
-  // (StepAside: nothing it holds back may be left, can_switch was true).
+  // Every few dozen program calls, and at every host sync. Returns what the hooks do now: pause
+  // nimble run (Pause), let it run again (Resume), or leave the program alone for good (StepAside:
+  // nothing it holds back may be left, can_switch was true).
   GuardAction tick(const GuardView& view);
-  // A span has lasted long enough and waits for a moment when nothing is under way.
-  bool switch_due() const { return switch_due_; }
   bool paused() const { return paused_; }
   State state() const { return state_; }
   // Judgements so far and the last one's ratio (paused / running medians), if any.
@@ -93,7 +93,6 @@ class ProcessGuard {
   GuardOptions options_;
   State state_ = State::Waiting;
   bool paused_ = false;
-  bool switch_due_ = false;
   bool spoiled_now_ = false;  // the span under way met an unsettled moment
   std::size_t span_calls_at_ = 0;
   std::uint64_t span_ns_at_ = 0;
