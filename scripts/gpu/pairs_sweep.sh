@@ -899,8 +899,17 @@ PY
     # and 90 left out, one interleaved pair each (the session's last device time)
     pairs regress 270 --pairs 1 grad_accum timm_efficientnet googlenet_pinned timm_pnasnet
     ;;
+  92)  # the guard's spans from host sync to host sync (fa431d6), NIMBLE_RUN_GUARD=3: GPU tests;
+    # gradient accumulation (stepped aside at 0.845 by spans that ended anywhere), the service, and
+    # the three programs part 89 kept, one interleaved pair each
+    ctest_gpu
+    pairs accum-guard 110 --pairs 1 --run run:NIMBLE_RUN_GUARD=3 grad_accum
+    pairs service-guard 110 --pairs 2 --mode benchmark --run run:NIMBLE_RUN_GUARD=3 bucketed_inference:200
+    pairs regress-guard 200 --pairs 1 --run run:NIMBLE_RUN_GUARD=3 gpt2_forward bert_train resnet18_amp_adamw
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*-guard/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 91)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 92)" >&2
     exit 2
     ;;
 esac
