@@ -23,6 +23,7 @@ struct Program {
   std::size_t calls = 0;
   double ns = 1e9;
   std::vector<GuardAction> actions;
+  double resumed_ns = 0;  // added to the first step after each resume (replay warming up again)
   // Runs `ticks` ticks of `step` calls; `extra_ns` is added to the clock before tick `pause_at`.
   void run(std::size_t ticks, std::size_t step = 64, std::size_t pause_at = static_cast<std::size_t>(-1),
            double extra_ns = 0) {
@@ -30,6 +31,10 @@ struct Program {
       calls += step;
       ns += static_cast<double>(step) * (guard.paused() ? paused_ns : running_ns);
       if (t == pause_at) ns += extra_ns;
+      if (!actions.empty() && actions.back() == GuardAction::Resume && t > 0 && last_resumed_ != actions.size()) {
+        ns += resumed_ns;
+        last_resumed_ = actions.size();
+      }
       const GuardView view{.calls = calls, .ns = static_cast<std::uint64_t>(ns), .replaying = true, .settled = true,
                            .can_switch = true, .at_host_point = true};
       const GuardAction a = guard.tick(view);
@@ -37,6 +42,7 @@ struct Program {
       if (a == GuardAction::StepAside) return;
     }
   }
+  std::size_t last_resumed_ = 0;
 };
 
 GuardOptions options(std::size_t spans = 4) {
@@ -79,14 +85,21 @@ TEST(ProcessGuard, ASpanEndsAtAHostSyncAfterItsCalls) {
             GuardAction::Resume);
   EXPECT_FALSE(guard.paused());
   EXPECT_EQ(guard.paused_spans(), (std::vector<double>{1.0}));
-  // Running, it needs a host sync with nothing under way.
+  // Running, it needs a host sync with nothing under way; its clock starts at the first such moment
+  // a span's worth of calls after resuming (the replayed iterations right after a pause warm up).
   EXPECT_EQ(guard.tick({.calls = 900, .ns = 900, .replaying = true, .settled = true, .can_switch = true,
                         .longest_iteration = 400}),
             GuardAction::None);
   EXPECT_EQ(guard.tick({.calls = 901, .ns = 901, .replaying = true, .settled = true, .can_switch = false,
                         .at_host_point = true, .longest_iteration = 400}),
             GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 902, .ns = 902, .replaying = true, .settled = true, .can_switch = true,
+  EXPECT_EQ(guard.tick({.calls = 902, .ns = 5000, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true, .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 1301, .ns = 5399, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true, .longest_iteration = 400}),
+            GuardAction::None);
+  EXPECT_EQ(guard.tick({.calls = 1302, .ns = 5400, .replaying = true, .settled = true, .can_switch = true,
                         .at_host_point = true, .longest_iteration = 400}),
             GuardAction::Pause);
   EXPECT_EQ(guard.running_spans(), (std::vector<double>{1.0}));
@@ -103,9 +116,12 @@ TEST(ProcessGuard, APausedSpanWithoutAHostSyncResumesAfterFourSpansWorthUntimed)
   // The running span began at no host sync: not timed either.
   EXPECT_EQ(guard.tick({.calls = 1400, .ns = 1400, .replaying = true, .settled = true, .can_switch = true,
                         .at_host_point = true}),
+            GuardAction::None);  // (its warm-up ends at this host sync; the span is timed from here)
+  EXPECT_EQ(guard.tick({.calls = 1700, .ns = 1700, .replaying = true, .settled = true, .can_switch = true,
+                        .at_host_point = true}),
             GuardAction::Pause);
-  EXPECT_TRUE(guard.running_spans().empty());
-  EXPECT_EQ(guard.spoiled_spans(), 2u);
+  EXPECT_EQ(guard.running_spans(), (std::vector<double>{1.0}));
+  EXPECT_EQ(guard.spoiled_spans(), 1u);
 }
 
 // A program whose GPU runs behind its host, waited for only every `read_every` steps (gradient
@@ -176,7 +192,7 @@ TEST(ProcessGuard, RunningThatBeatsPausedByLessThanTheMarginStepsAsideToo) {
 
 TEST(ProcessGuard, AClearWinIsKeptAfterTwoSpansOfEachAndJudgedAgainMuchLater) {
   Program p{ProcessGuard(options()), 120, 100};
-  p.run(17);  // the first tick begins judging, then four spans of 256 calls
+  p.run(25);  // the first tick begins judging, then four spans of 256 calls (running ones after as many to warm up)
   EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
   EXPECT_EQ(p.guard.paused_spans().size(), 2u);
   EXPECT_EQ(p.guard.running_spans().size(), 2u);
@@ -198,6 +214,16 @@ TEST(ProcessGuard, AModestWinIsKeptOnTheMediansOfEverySpan) {
   p.run(1000);
   EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
   EXPECT_EQ(p.guard.paused_spans().size(), 4u);
+}
+
+TEST(ProcessGuard, TheFirstIterationsReplayedAfterAPauseAreNotTimed) {
+  // Replay pays 1.1x, but the first step after each resume costs 40 us more (execs updated).
+  Program p{ProcessGuard(options()), 110, 100};
+  p.resumed_ns = 40000;
+  p.run(1000);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
+  ASSERT_TRUE(p.guard.last_ratio());
+  EXPECT_NEAR(*p.guard.last_ratio(), 1.1, 0.01);
 }
 
 TEST(ProcessGuard, APauseOfTheProgramInOneSpanDoesNotDecide) {

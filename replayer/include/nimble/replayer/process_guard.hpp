@@ -6,7 +6,8 @@
 // Once something replays, the guard times the program itself: spans with nimble run paused (state
 // tracked, nothing matched or replayed) alternate with spans running, each timed per program call
 // (the program makes the same calls either way) from one host sync to another, so that what a span
-// queued on the GPU is done inside it. Pauses of the program only add time (a GC, another
+// queued on the GPU is done inside it; a running span is timed only after a span's worth of calls
+// replayed to warm up again. Pauses of the program only add time (a GC, another
 // process's turn), so each side's median span is compared. When running does not beat paused by
 // GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
 // than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
@@ -94,6 +95,7 @@ class ProcessGuard {
   State state_ = State::Waiting;
   bool paused_ = false;
   bool spoiled_now_ = false;  // the span under way met an unsettled moment
+  bool warming_ = false;      // a running span's first span's worth of calls, not timed
   std::size_t span_calls_at_ = 0;
   std::uint64_t span_ns_at_ = 0;
   std::vector<double> paused_ns_, running_ns_;
