@@ -226,6 +226,17 @@ TEST(ProcessGuard, TheFirstIterationsReplayedAfterAPauseAreNotTimed) {
   EXPECT_NEAR(*p.guard.last_ratio(), 1.1, 0.01);
 }
 
+TEST(ProcessGuard, ASpanTenTimesSlowerDoesNotMakeTheRatio) {
+  // A clear win kept after two spans of each, one paused span held up 10x (H200: such spans in
+  // paused and running alike; the mean of two read 8x).
+  Program p{ProcessGuard(options()), 120, 100};
+  p.run(1000, 64, /*pause_at=*/2, /*extra_ns=*/256 * 1200 * 9);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
+  ASSERT_EQ(p.guard.paused_spans().size(), 2u);
+  ASSERT_TRUE(p.guard.last_ratio());
+  EXPECT_NEAR(*p.guard.last_ratio(), 1.2, 0.01);
+}
+
 TEST(ProcessGuard, APauseOfTheProgramInOneSpanDoesNotDecide) {
   // Paused is faster, but the program stops for a while (another process's turn) in a paused span.
   Program p{ProcessGuard(options()), 100, 104};
@@ -354,10 +365,10 @@ TEST(SessionGuard, ARecordingOnTrialIsNotJudged) {
   EXPECT_EQ(p.session->guard().state(), ProcessGuard::State::Waiting);
 }
 
-// Off by default (NIMBLE_RUN_GUARD=0: it misjudged gradient accumulation on the H200), and the
-// summary says so; on, it waits for a trusted recording.
-TEST(SessionGuard, OffByDefaultAndTheSummarySaysSo) {
-  EXPECT_EQ(RunOptions{}.guard.spans, 0u);
+// On by default (NIMBLE_RUN_GUARD=4), off with 0, and the summary says which; on, it waits for a
+// trusted recording.
+TEST(SessionGuard, OnByDefaultOffWithZeroAndTheSummarySaysSo) {
+  EXPECT_EQ(RunOptions{}.guard.spans, 4u);
   RunOptions off = guarded(0);
   off.guard.spans = 0;
   GuardedProgram p{off};

@@ -14,10 +14,8 @@
 // the calls, ask tick() every few dozen of them and at every host sync, and act on what it answers.
 // A program that never waits for the GPU between two iterations is never judged.
 //
-// Off unless NIMBLE_RUN_GUARD asks for it: paused is not idle. On the H200 the service's paused
-// spans cost as much as its running ones (its loss is in the program's own code between nimble's
-// calls, not in them), so the guard kept replay there; what would pay is the idle library, which
-// cannot be timed and then left (docs/benchmarks/guard-h200-nov30).
+// On by default (NIMBLE_RUN_GUARD, 4 spans of each kind); paused is not idle (about 1% dearer), so
+// running must beat paused by GuardOptions::keep_above (docs/replay.md, "the process guard").
 #pragma once
 
 #include <cstddef>
@@ -31,7 +29,7 @@ namespace nimble::replayer {
 struct GuardOptions {
   // Timed spans of each kind before a verdict (0: no guard). A verdict comes sooner when the first
   // two of each kind are clear (quick_keep).
-  std::size_t spans = 6;
+  std::size_t spans = 4;
   // Program calls a span lasts at least (longer for long iterations): the service's steps are about
   // 100 of the guard's calls, and its whole run 200 steps.
   std::size_t span_calls = 256;
