@@ -921,8 +921,15 @@ PY
     pairs regress-guard 420 --pairs 1 --run run:NIMBLE_RUN_GUARD=4 epochs_eval_lastbatch side_streams inception_v3 timm_efficientnet googlenet_pinned timm_pnasnet
     grep -ho '"guard": {[^}]*}' "$out/$part"-*-guard/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  95)  # the guard on by default (4 spans, lower medians): GPU tests; the service and four programs
+    # by default, one interleaved pair each (two for the service)
+    ctest_gpu
+    pairs service 110 --pairs 2 --mode benchmark bucketed_inference:200
+    pairs regress 300 --pairs 1 bert_train grad_accum gpt2_forward timm_efficientnet
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 94)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 95)" >&2
     exit 2
     ;;
 esac
