@@ -928,8 +928,13 @@ PY
     pairs regress 300 --pairs 1 bert_train grad_accum gpt2_forward timm_efficientnet
     grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  96)  # the guard on by default: corpus programs that replay and that no guard run has met yet, one
+    # interleaved pair each
+    pairs more 500 --pairs 1 cupy_loop diffusion_sample simclr_train timm_train_ema unet_segmentation lstm_lm distill_train vit_eval
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 95)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 96)" >&2
     exit 2
     ;;
 esac
