@@ -40,9 +40,14 @@ GuardAction ProcessGuard::tick(const GuardView& view) {
   if (options_.spans == 0 || state_ == State::SteppedAside) return GuardAction::None;
   if (state_ != State::Judging) {
     if (state_ == State::Kept && view.calls < judge_again_at_) return GuardAction::None;
+    if (!view.replaying) return GuardAction::None;
+    if (!replaying_since_) replaying_since_ = view.calls;
+    if (state_ == State::Waiting && view.calls - *replaying_since_ < options_.lead * options_.spans * span_length(view)) {
+      return GuardAction::None;
+    }
     // Once there is something to judge, the first span begins where the program just waited for the
     // GPU with nothing under way.
-    if (!view.replaying || !view.settled || !view.can_switch || !view.at_host_point) return GuardAction::None;
+    if (!view.settled || !view.can_switch || !view.at_host_point) return GuardAction::None;
     state_ = State::Judging;
     paused_ns_.clear();
     running_ns_.clear();
@@ -51,16 +56,16 @@ GuardAction ProcessGuard::tick(const GuardView& view) {
   }
   if (!view.settled) spoiled_now_ = true;
   const std::size_t length = span_length(view), calls = view.calls - span_calls_at_;
-  if (calls < length) return GuardAction::None;
+  if (calls < (warming_ ? std::max<std::size_t>(view.longest_iteration, 1) : length)) return GuardAction::None;
   // A span ends where the program waits for the GPU, as it began: what it queued is then done, and
   // its time is the program's, however far the host ran ahead in it (gradient accumulation reads its
   // loss every 10 optimizer steps; spans that ended anywhere put that wait in whichever held the read,
   // 25-95 us a call running against 22-33 paused, and stepped a 1.16x program aside on the H200).
   if (view.at_host_point && (paused_ || view.can_switch)) {
     if (!warming_) return end_span(view);
-    // The running span's clock starts here, a span's worth after resuming: the first iterations
-    // replayed after a pause update or instantiate graph execs for what the paused ones moved (BERT
-    // training on the H200: 19 ms against 14 for the rest; a running span of three such steps read
+    // The running span's clock starts here, an iteration's worth after resuming: the first iteration
+    // replayed after a pause updates or instantiates graph execs for what the paused ones moved (BERT
+    // training on the H200: 19 ms against 14 for the rest; a running span that held such steps read
     // 0.96x of paused and stepped a 1.10x program aside).
     warming_ = false;
     spoiled_now_ = !view.settled;

@@ -46,7 +46,7 @@ struct Program {
 };
 
 GuardOptions options(std::size_t spans = 4) {
-  return {.spans = spans, .span_calls = 256, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 14};
+  return {.spans = spans, .span_calls = 256, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 14, .lead = 0};
 }
 
 TEST(ProcessGuard, WaitsForSomethingReplayedAndAHostSyncWithNothingUnderWay) {
@@ -64,6 +64,20 @@ TEST(ProcessGuard, WaitsForSomethingReplayedAndAHostSyncWithNothingUnderWay) {
             GuardAction::Pause);
   EXPECT_EQ(guard.state(), ProcessGuard::State::Judging);
   EXPECT_TRUE(guard.paused());
+}
+
+TEST(ProcessGuard, JudgingBeginsOnlyAfterReplayHasRunFourTimesWhatItsPausedSpansTake) {
+  GuardOptions o = options();  // 4 spans of 256 calls: judged from 4 x 4 x 256 calls after the first replay
+  o.lead = 4;
+  Program p{ProcessGuard(o), 100, 104};
+  p.calls = 5000;  // (calls before anything replayed do not count)
+  p.run(4096 / 64 - 1);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Waiting);
+  EXPECT_TRUE(p.actions.empty());
+  p.run(2);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Judging);
+  ASSERT_EQ(p.actions.size(), 1u);
+  EXPECT_EQ(p.actions[0], GuardAction::Pause);
 }
 
 TEST(ProcessGuard, ASpanEndsAtAHostSyncAfterItsCalls) {
@@ -192,7 +206,7 @@ TEST(ProcessGuard, RunningThatBeatsPausedByLessThanTheMarginStepsAsideToo) {
 
 TEST(ProcessGuard, AClearWinIsKeptAfterTwoSpansOfEachAndJudgedAgainMuchLater) {
   Program p{ProcessGuard(options()), 120, 100};
-  p.run(25);  // the first tick begins judging, then four spans of 256 calls (running ones after as many to warm up)
+  p.run(19);  // the first tick begins judging, then four spans of 256 calls (running ones after a tick to warm up)
   EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
   EXPECT_EQ(p.guard.paused_spans().size(), 2u);
   EXPECT_EQ(p.guard.running_spans().size(), 2u);
@@ -324,7 +338,7 @@ struct GuardedProgram {
 RunOptions guarded(std::size_t trial_block) {
   RunOptions o;
   o.trial_block = trial_block;
-  o.guard = {.spans = 2, .span_calls = 9, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 20};
+  o.guard = {.spans = 2, .span_calls = 9, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 20, .lead = 0};
   return o;
 }
 

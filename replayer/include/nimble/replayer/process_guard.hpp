@@ -40,6 +40,11 @@ struct GuardOptions {
   double quick_keep = 1.08;
   // Program calls from a verdict to keep until the next judgement, times the judgements so far.
   std::size_t rejudge_calls = 1u << 18;
+  // Judging begins once replay has run this many times the calls its paused spans take (spans x a
+  // span's calls): a short run is not judged at all, a long one pays its paused spans once, a
+  // small share (CuPy's 7-call step on the H200: judged from its first replayed steps, a 320-step
+  // run was paused for a third of them).
+  std::size_t lead = 4;
 };
 
 enum class GuardAction { None, Pause, Resume, StepAside };
@@ -93,7 +98,8 @@ class ProcessGuard {
   State state_ = State::Waiting;
   bool paused_ = false;
   bool spoiled_now_ = false;  // the span under way met an unsettled moment
-  bool warming_ = false;      // a running span's first span's worth of calls, not timed
+  bool warming_ = false;      // a running span's first iteration after resuming, not timed
+  std::optional<std::size_t> replaying_since_;  // program calls when something first replayed
   std::size_t span_calls_at_ = 0;
   std::uint64_t span_ns_at_ = 0;
   std::vector<double> paused_ns_, running_ns_;
