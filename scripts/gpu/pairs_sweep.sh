@@ -933,8 +933,16 @@ PY
     pairs more 500 --pairs 1 cupy_loop diffusion_sample simclr_train timm_train_ema unet_segmentation lstm_lm distill_train vit_eval
     grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  97)  # the guard's lead (judged once replay has run 4x its paused spans' calls) and one-iteration
+    # warm-up: GPU tests; CuPy (paused a third of its steps in part 96), BERT, GPT-2 forward and the
+    # service, one interleaved pair each (two for the service)
+    ctest_gpu
+    pairs lead 330 --pairs 1 cupy_loop bert_train gpt2_forward
+    pairs service 110 --pairs 2 --mode benchmark bucketed_inference:200
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 96)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 97)" >&2
     exit 2
     ;;
 esac
