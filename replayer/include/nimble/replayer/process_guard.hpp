@@ -6,9 +6,10 @@
 // Once something replays, the guard times the program itself: spans with nimble run paused (state
 // tracked, nothing matched or replayed) alternate with spans running, each timed per program call
 // (the program makes the same calls either way) from one host sync to another, so that what a span
-// queued on the GPU is done inside it; a running span is timed only after a span's worth of calls
-// replayed to warm up again. Pauses of the program only add time (a GC, another
-// process's turn), so each side's median span is compared. When running does not beat paused by
+// queued on the GPU is done inside it; a running span is timed only after an iteration replayed to
+// warm up again. Pauses of the program only add time (a GC, another process's turn), so each side's
+// lower median span is compared. Judging begins once replay has run GuardOptions::lead times the
+// calls the paused spans will take. When running does not beat paused by
 // GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
 // than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
 // the calls, ask tick() every few dozen of them and at every host sync, and act on what it answers.
