@@ -45,6 +45,13 @@ struct Program {
   std::size_t last_resumed_ = 0;
 };
 
+// The guard kept nimble run, its last judgement paused over running `ratio` (within `tolerance`).
+void expect_kept_at(const ProcessGuard& guard, double ratio, double tolerance) {
+  EXPECT_EQ(guard.state(), ProcessGuard::State::Kept);
+  ASSERT_TRUE(guard.last_ratio());
+  EXPECT_NEAR(*guard.last_ratio(), ratio, tolerance);
+}
+
 GuardOptions options(std::size_t spans = 4) {
   return {.spans = spans, .span_calls = 256, .keep_above = 1.01, .quick_keep = 1.08, .rejudge_calls = 1 << 14, .lead = 0};
 }
@@ -82,40 +89,28 @@ TEST(ProcessGuard, JudgingBeginsOnlyAfterReplayHasRunFourTimesWhatItsPausedSpans
 
 TEST(ProcessGuard, ASpanEndsAtAHostSyncAfterItsCalls) {
   ProcessGuard guard(options());
-  ASSERT_EQ(guard.tick({.calls = 0, .ns = 0, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
-            GuardAction::Pause);
-  EXPECT_EQ(guard.tick({.calls = 200, .ns = 200, .replaying = true, .settled = true, .can_switch = true, .at_host_point = true}),
-            GuardAction::None);
+  // A settled, replaying program at `calls` (its clock `ns`), at a host sync or not.
+  const auto tick = [&](std::size_t calls, std::uint64_t ns, bool host_sync, bool can_switch = true,
+                        std::size_t longest_iteration = 400) {
+    return guard.tick({.calls = calls, .ns = ns, .replaying = true, .settled = true, .can_switch = can_switch,
+                       .at_host_point = host_sync, .longest_iteration = longest_iteration});
+  };
+  ASSERT_EQ(tick(0, 0, true, true, 0), GuardAction::Pause);
+  EXPECT_EQ(tick(200, 200, true, true, 0), GuardAction::None);
   // A recorded iteration's worth longer than span_calls makes the span that long.
-  EXPECT_EQ(guard.tick({.calls = 300, .ns = 300, .replaying = true, .settled = true, .can_switch = true,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::None);
+  EXPECT_EQ(tick(300, 300, true), GuardAction::None);
   // Long enough, but the GPU may still be working on what the span queued.
-  EXPECT_EQ(guard.tick({.calls = 421, .ns = 421, .replaying = true, .settled = true, .can_switch = true,
-                        .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 422, .ns = 422, .replaying = true, .settled = true, .can_switch = true,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::Resume);
+  EXPECT_EQ(tick(421, 421, false), GuardAction::None);
+  EXPECT_EQ(tick(422, 422, true), GuardAction::Resume);
   EXPECT_FALSE(guard.paused());
   EXPECT_EQ(guard.paused_spans(), (std::vector<double>{1.0}));
   // Running, it needs a host sync with nothing under way; its clock starts at the first such moment
-  // a span's worth of calls after resuming (the replayed iterations right after a pause warm up).
-  EXPECT_EQ(guard.tick({.calls = 900, .ns = 900, .replaying = true, .settled = true, .can_switch = true,
-                        .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 901, .ns = 901, .replaying = true, .settled = true, .can_switch = false,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 902, .ns = 5000, .replaying = true, .settled = true, .can_switch = true,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 1301, .ns = 5399, .replaying = true, .settled = true, .can_switch = true,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::None);
-  EXPECT_EQ(guard.tick({.calls = 1302, .ns = 5400, .replaying = true, .settled = true, .can_switch = true,
-                        .at_host_point = true, .longest_iteration = 400}),
-            GuardAction::Pause);
+  // an iteration's worth of calls after resuming (the iteration replayed right after a pause warms up).
+  EXPECT_EQ(tick(900, 900, false), GuardAction::None);
+  EXPECT_EQ(tick(901, 901, true, /*can_switch=*/false), GuardAction::None);
+  EXPECT_EQ(tick(902, 5000, true), GuardAction::None);
+  EXPECT_EQ(tick(1301, 5399, true), GuardAction::None);
+  EXPECT_EQ(tick(1302, 5400, true), GuardAction::Pause);
   EXPECT_EQ(guard.running_spans(), (std::vector<double>{1.0}));
 }
 
@@ -177,9 +172,7 @@ TEST(ProcessGuard, AProgramBoundByItsGPUIsJudgedByItsGPUTime) {
   // Replay also closes the GPU's gaps between kernels (40 ns a call against 50): kept, at the GPU's ratio.
   AsyncProgram pays{ProcessGuard(options()), 30, 20, 50, 40};
   pays.run(400);
-  EXPECT_EQ(pays.guard.state(), ProcessGuard::State::Kept);
-  ASSERT_TRUE(pays.guard.last_ratio());
-  EXPECT_NEAR(*pays.guard.last_ratio(), 1.25, 0.03);
+  expect_kept_at(pays.guard, 1.25, 0.03);
 }
 
 TEST(ProcessGuard, StepsAsideWhenThePausedProgramRunsFaster) {
@@ -235,9 +228,7 @@ TEST(ProcessGuard, TheFirstIterationsReplayedAfterAPauseAreNotTimed) {
   Program p{ProcessGuard(options()), 110, 100};
   p.resumed_ns = 40000;
   p.run(1000);
-  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
-  ASSERT_TRUE(p.guard.last_ratio());
-  EXPECT_NEAR(*p.guard.last_ratio(), 1.1, 0.01);
+  expect_kept_at(p.guard, 1.1, 0.01);
 }
 
 TEST(ProcessGuard, ASpanTenTimesSlowerDoesNotMakeTheRatio) {
@@ -245,10 +236,8 @@ TEST(ProcessGuard, ASpanTenTimesSlowerDoesNotMakeTheRatio) {
   // paused and running alike; the mean of two read 8x).
   Program p{ProcessGuard(options()), 120, 100};
   p.run(1000, 64, /*pause_at=*/2, /*extra_ns=*/256 * 1200 * 9);
-  EXPECT_EQ(p.guard.state(), ProcessGuard::State::Kept);
   ASSERT_EQ(p.guard.paused_spans().size(), 2u);
-  ASSERT_TRUE(p.guard.last_ratio());
-  EXPECT_NEAR(*p.guard.last_ratio(), 1.2, 0.01);
+  expect_kept_at(p.guard, 1.2, 0.01);
 }
 
 TEST(ProcessGuard, APauseOfTheProgramInOneSpanDoesNotDecide) {
