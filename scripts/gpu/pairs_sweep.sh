@@ -941,8 +941,13 @@ PY
     pairs service 110 --pairs 2 --mode benchmark bucketed_inference:200
     grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  98)  # the guard by default on five more programs that replay (transformer training, an HF Trainer,
+    # torch.compile with CUDA graphs of its own), one interleaved pair each, 200 steps
+    pairs five 250 --pairs 1 gpt2_finetune:200 llama_train:200 checkpointed_transformer:200 hf_trainer:200 compile_reduce_overhead:400
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 97)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 98)" >&2
     exit 2
     ;;
 esac
