@@ -83,8 +83,8 @@ count "automatic range, refused (graphs of two calls)" overhead-events
 # iterations) and wakes for another trial now and then (HF generate's recording rests like this).
 count "automatic range, resting (its trials do not pay)" overhead NIMBLE_RUN_MIN_SPEEDUP=100 NIMBLE_RUN_TRIALS=100
 command=("${run_range[@]}")
-count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0
-count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0
+count "replaying, arguments as recorded" overhead-same NIMBLE_RUN_TRIAL=0 NIMBLE_RUN_GUARD=0
+count "replaying, a scalar changes in half the kernels" overhead NIMBLE_RUN_TRIAL=0 NIMBLE_RUN_GUARD=0
 
 # cuBLASLt's descriptor calls (PyTorch makes about 13 around every matmul, 800 a step in a BERT
 # encoder), against the real libcublasLt: what nimble adds to each while it follows them.

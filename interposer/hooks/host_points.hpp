@@ -72,7 +72,7 @@ CUresult around(const HookInfo& h, HostPoint p, Real&& real) {
       run_hold_apart(p.kind == HostPoint::Kind::ContextSync, p.kind == HostPoint::Kind::CaptureBegin);
   const CUresult r = real();
   if (r == CUDA_SUCCESS && (should_record() || p.kind == HostPoint::Kind::CaptureBegin)) after_host_point(h, p);
-  if (g_guard_counting.load(std::memory_order_relaxed) && waits_for_gpu(p.kind) && !on_side_thread()) {
+  if (g_guard_syncs.load(std::memory_order_relaxed) && waits_for_gpu(p.kind) && !on_side_thread()) {
     run_guard_tick(g_program_calls.load(std::memory_order_relaxed), /*at_host_point=*/true);
   }
   return r;

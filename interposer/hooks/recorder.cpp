@@ -87,6 +87,7 @@ void in_forked_child() {
   // process guard (its lock may have been held by a thread the child lacks).
   g_recording.store(false, std::memory_order_relaxed);
   g_guard_counting.store(false, std::memory_order_relaxed);
+  g_guard_syncs.store(false, std::memory_order_relaxed);
   g_guard_paused.store(false, std::memory_order_relaxed);
 }
 

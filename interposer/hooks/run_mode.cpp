@@ -707,6 +707,7 @@ void run_guard_tick(std::size_t program_calls, bool at_host_point) {
         g_plain_phase.store(false, std::memory_order_relaxed);
         g_recording.store(false, std::memory_order_relaxed);
         g_guard_counting.store(false, std::memory_order_relaxed);
+        g_guard_syncs.store(false, std::memory_order_relaxed);
         g_guard_paused.store(false, std::memory_order_relaxed);
         debug_message(session.guard().summary_text());
         break;
@@ -717,6 +718,8 @@ void run_guard_tick(std::size_t program_calls, bool at_host_point) {
     stop_replay(e);
   }
   release_frees(r);
+  g_guard_syncs.store(g_guard_counting.load(std::memory_order_relaxed) && session.guard().wants_host_syncs(program_calls),
+                      std::memory_order_relaxed);
 }
 
 bool short_circuit_takes(CUstream stream, StreamVariant variant, std::uint64_t signature, replayer::GpuCall* call) {

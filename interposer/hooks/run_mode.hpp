@@ -98,9 +98,11 @@ void run_pause(const char* why);
 void run_resume();
 
 // The process guard (replayer/process_guard.hpp): the program's calls under nimble run, paused or
-// not, are counted where every task passes (record_task); every 64th, and each host sync (where its
-// spans begin and end), asks run_guard_tick. Off once nimble run stepped aside.
+// not, are counted where every task passes (record_task); every 64th asks run_guard_tick, and so
+// does each host sync (where its spans begin and end) while g_guard_syncs says the guard wants them.
+// Off once nimble run stepped aside.
 inline std::atomic<bool> g_guard_counting{false};
+inline std::atomic<bool> g_guard_syncs{false};
 inline std::atomic<std::size_t> g_program_calls{0};
 void run_guard_tick(std::size_t program_calls, bool at_host_point = false);
 inline void guard_counts_call() {

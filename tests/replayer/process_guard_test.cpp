@@ -87,6 +87,24 @@ TEST(ProcessGuard, JudgingBeginsOnlyAfterReplayHasRunFourTimesWhatItsPausedSpans
   EXPECT_EQ(p.actions[0], GuardAction::Pause);
 }
 
+TEST(ProcessGuard, WantsTheHostSyncsOnlyOnceAJudgementIsDue) {
+  GuardOptions o = options();
+  o.lead = 4;
+  Program p{ProcessGuard(o), 100, 104};
+  EXPECT_FALSE(p.guard.wants_host_syncs(0));  // nothing replayed yet: the hooks take no lock at a sync
+  p.run(1);
+  EXPECT_FALSE(p.guard.wants_host_syncs(p.calls));
+  EXPECT_TRUE(p.guard.wants_host_syncs(p.calls + 4096));
+  p.run(1000);
+  EXPECT_EQ(p.guard.state(), ProcessGuard::State::SteppedAside);
+  EXPECT_FALSE(p.guard.wants_host_syncs(p.calls));
+  Program kept{ProcessGuard(o), 120, 100};
+  for (int t = 0; t < 1000 && kept.guard.state() != ProcessGuard::State::Kept; ++t) kept.run(1);
+  ASSERT_EQ(kept.guard.state(), ProcessGuard::State::Kept);
+  EXPECT_FALSE(kept.guard.wants_host_syncs(kept.calls));
+  EXPECT_TRUE(kept.guard.wants_host_syncs(kept.calls + (1 << 14)));
+}
+
 TEST(ProcessGuard, ASpanEndsAtAHostSyncAfterItsCalls) {
   ProcessGuard guard(options());
   // A settled, replaying program at `calls` (its clock `ns`), at a host sync or not.

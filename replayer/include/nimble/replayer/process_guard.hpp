@@ -75,6 +75,9 @@ class ProcessGuard {
   // nothing it holds back may be left, can_switch was true).
   GuardAction tick(const GuardView& view);
   bool paused() const { return paused_; }
+  // Whether tick() wants to see the program's host syncs now (`calls` program calls so far): while
+  // judging, or once a judgement is due (until then the hooks need not take the lock at each sync).
+  bool wants_host_syncs(std::size_t calls) const;
   State state() const { return state_; }
   // Judgements so far and the last one's ratio (paused / running medians), if any.
   std::size_t judgements() const { return judgements_; }
