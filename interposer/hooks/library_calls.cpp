@@ -74,7 +74,6 @@ struct Behaviour {
   };
 #include "library_calls.def"
 
-thread_local LibraryCall t_call;  // the outermost call of this thread (symbol null: none)
 std::atomic<std::int64_t> g_next_call_id{0};
 std::atomic<void*> g_library_real[static_cast<unsigned>(LibraryHookId::count)];
 
@@ -204,7 +203,7 @@ struct LibraryHook<Id, R (*)(A...)> {
 
 }  // namespace
 
-const LibraryCall* current_library_call() { return t_call.symbol ? &t_call : nullptr; }
+constinit thread_local LibraryCall t_call;
 
 void* library_function(Library library, const char* name) { return find_in_library(library, name, nullptr); }
 

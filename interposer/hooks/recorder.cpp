@@ -35,8 +35,6 @@ RecorderState& state() {
   return *s;
 }
 
-thread_local int t_internal_depth = 0;
-
 // The automatic range sees a task (under the recorder's lock): where it came from, and its
 // signature.
 void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
@@ -130,9 +128,7 @@ deps::StreamHandle map_stream(CUstream stream, StreamVariant variant) {
   return raw;
 }
 
-InternalScope::InternalScope() { ++t_internal_depth; }
-InternalScope::~InternalScope() { --t_internal_depth; }
-bool inside_nimble() { return t_internal_depth > 0; }
+constinit thread_local int t_internal_depth = 0;
 
 void program_capture_began() { g_program_captures.fetch_add(1, std::memory_order_relaxed); }
 

@@ -77,14 +77,16 @@ deps::ThreadId current_thread();
 deps::StreamHandle map_stream(CUstream stream, StreamVariant variant);
 
 // nimble's own driver calls (names, CUPTI, flushes) run inside this scope and are not recorded.
+// (Inline, as every wrapper asks: libnimble.so is preloaded, so its thread-locals are a load away.)
+extern constinit thread_local int t_internal_depth;
 class InternalScope {
  public:
-  InternalScope();
-  ~InternalScope();
+  InternalScope() { ++t_internal_depth; }
+  ~InternalScope() { --t_internal_depth; }
   InternalScope(const InternalScope&) = delete;
   InternalScope& operator=(const InternalScope&) = delete;
 };
-bool inside_nimble();
+inline bool inside_nimble() { return t_internal_depth > 0; }
 
 // The program's own stream capture (torch.cuda.graphs, XLA command buffers): calls on a stream
 // that is being captured are passed through and not recorded.
