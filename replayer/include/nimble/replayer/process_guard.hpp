@@ -12,7 +12,8 @@
 // calls the paused spans will take. When running does not beat paused by
 // GuardOptions::keep_above, nimble run steps aside for good (the wrappers go idle, which costs less
 // than paused); when it does, it runs on and is judged again much later. CUDA-free: the hooks count
-// the calls, ask tick() every few dozen of them and at every host sync, and act on what it answers.
+// the calls, ask tick() every so many of them and at host syncs while wants_host_syncs(), and act on
+// what it answers.
 // A program that never waits for the GPU between two iterations is never judged.
 //
 // On by default (NIMBLE_RUN_GUARD, 4 spans of each kind); paused is not idle (about 1% dearer), so
@@ -70,7 +71,7 @@ class ProcessGuard {
 
   explicit ProcessGuard(GuardOptions options) : options_(options) {}
 
-  // Every few dozen program calls, and at every host sync. Returns what the hooks do now: pause
+  // Every so many program calls, and at host syncs while wants_host_syncs(). Returns what the hooks do now: pause
   // nimble run (Pause), let it run again (Resume), or leave the program alone for good (StepAside:
   // nothing it holds back may be left, can_switch was true).
   GuardAction tick(const GuardView& view);
