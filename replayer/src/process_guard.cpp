@@ -85,7 +85,8 @@ bool ProcessGuard::wants_host_syncs(std::size_t calls) const {
   switch (state_) {
     case State::Judging: return true;
     case State::Kept: return calls >= judge_again_at_;
-    case State::Waiting: return replaying_since_.has_value() && calls - *replaying_since_ >= options_.lead * options_.spans * options_.span_calls;
+    case State::Waiting:
+      return replaying_since_.has_value() && calls - *replaying_since_ >= options_.lead * options_.spans * options_.span_calls;
     case State::SteppedAside: return false;
   }
   return false;

@@ -71,9 +71,9 @@ class ProcessGuard {
 
   explicit ProcessGuard(GuardOptions options) : options_(options) {}
 
-  // Every so many program calls, and at host syncs while wants_host_syncs(). Returns what the hooks do now: pause
-  // nimble run (Pause), let it run again (Resume), or leave the program alone for good (StepAside:
-  // nothing it holds back may be left, can_switch was true).
+  // Every so many program calls, and at host syncs while wants_host_syncs(). Returns what the hooks
+  // do now: pause nimble run (Pause), let it run again (Resume), or leave the program alone for good
+  // (StepAside: nothing it holds back may be left, can_switch was true).
   GuardAction tick(const GuardView& view);
   bool paused() const { return paused_; }
   // Whether tick() wants to see the program's host syncs now (`calls` program calls so far): while
