@@ -32,6 +32,10 @@ const char* guard_state_name(ProcessGuard::State state) {
   return "?";
 }
 
+bool ProcessGuard::led(std::size_t calls, std::size_t span) const {
+  return replaying_since_ && calls - *replaying_since_ >= options_.lead * options_.spans * span;
+}
+
 std::size_t ProcessGuard::span_length(const GuardView& view) const {
   return std::max({options_.span_calls, view.longest_iteration, std::size_t{1}});
 }
@@ -42,9 +46,7 @@ GuardAction ProcessGuard::tick(const GuardView& view) {
     if (state_ == State::Kept && view.calls < judge_again_at_) return GuardAction::None;
     if (!view.replaying) return GuardAction::None;
     if (!replaying_since_) replaying_since_ = view.calls;
-    if (state_ == State::Waiting && view.calls - *replaying_since_ < options_.lead * options_.spans * span_length(view)) {
-      return GuardAction::None;
-    }
+    if (state_ == State::Waiting && !led(view.calls, span_length(view))) return GuardAction::None;
     // Once there is something to judge, the first span begins where the program just waited for the
     // GPU with nothing under way.
     if (!view.settled || !view.can_switch || !view.at_host_point) return GuardAction::None;
@@ -85,8 +87,7 @@ bool ProcessGuard::wants_host_syncs(std::size_t calls) const {
   switch (state_) {
     case State::Judging: return true;
     case State::Kept: return calls >= judge_again_at_;
-    case State::Waiting:
-      return replaying_since_.has_value() && calls - *replaying_since_ >= options_.lead * options_.spans * options_.span_calls;
+    case State::Waiting: return led(calls, options_.span_calls);
     case State::SteppedAside: return false;
   }
   return false;

@@ -98,6 +98,8 @@ class ProcessGuard {
   GuardAction end_span(const GuardView& view);
   GuardAction verdict(const GuardView& view);
   std::size_t span_length(const GuardView& view) const;
+  // Replay has run the lead (GuardOptions::lead times spans of `span` calls) by `calls`.
+  bool led(std::size_t calls, std::size_t span) const;
 
   GuardOptions options_;
   State state_ = State::Waiting;
