@@ -108,27 +108,26 @@ class _Baton:
 _baton = _Baton(BATON) if BATON else None
 
 
-class _PerStep:
-    """What one of libnimble.so's counters added during each step; per_step() is None when
-    libnimble.so is not preloaded."""
+class _PerStep(_Deltas):
+    """What one of libnimble.so's counters added during each step, counted from the process's start
+    (never restarted); per_step() is None when libnimble.so is not preloaded."""
 
     def __init__(self, name):
         try:
             import ctypes
-            self._counter = getattr(ctypes.CDLL(None), name)
-            self._counter.restype = ctypes.c_ulonglong
+            counter = getattr(ctypes.CDLL(None), name)
+            counter.restype = ctypes.c_ulonglong
         except (OSError, AttributeError):
-            self._counter = None
-        self._steps, self._so_far = [], 0
+            counter = None
+        super().__init__(lambda: {name: counter()})
+        self._name, self._counter, self.last = name, counter, {name: 0}
 
     def step_done(self):
         if self._counter is not None:
-            n = self._counter()
-            self._steps.append(n - self._so_far)
-            self._so_far = n
+            super().step_done()
 
     def per_step(self):
-        return self._steps if self._counter is not None else None
+        return self.steps.get(self._name, []) if self._counter is not None else None
 
 
 _replayed = _PerStep("nimble_run_iterations_replayed")  # iterations nimble run replayed whole
