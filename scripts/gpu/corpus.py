@@ -120,6 +120,14 @@ CORPUS = [
     ("recsys_train", ["recsys_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("distill_train", ["distill_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("bucketed_inference", ["bucketed_inference.py"], 200, {}, ("deterministic", "benchmark")),
+    # Added 2026-11-30, unseen before its first run: a model benchmarked with CUDA events around the
+    # work (ResNet-50 fp16 inference), read with elapsed_time each step, or around five passes; the
+    # program checks its event times are true.
+    ("event_timed_step", ["event_timed_bench.py", "per-step"], 200, {}, ("deterministic", "benchmark")),
+    ("event_timed_block", ["event_timed_bench.py", "per-block"], 100, {}, ("deterministic", "benchmark")),
+    # Training profiled for steps 22-24 by torch.profiler (CUPTI is the profiler's): the program
+    # checks its profile still holds the GPU's kernels.
+    ("profiled_train", ["profiled_train.py"], 100, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -946,8 +946,31 @@ PY
     pairs five 250 --pairs 1 gpt2_finetune:200 llama_train:200 checkpointed_transformer:200 hf_trainer:200 compile_reduce_overhead:400
     grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
     ;;
+  99)  # the commits no GPU had run (host-sync ticks only while judging, inline thread-locals): GPU
+    # tests; HF Trainer (0.951 in part 98's one pair, resting), BERT and GPT-2 forward, one pair
+    # each (two for HF Trainer); the service in benchmark mode by default and with every recording
+    # trusted at once (NIMBLE_RUN_TRIAL=0: would the guard, judging the whole process, do what its
+    # undecided trials cannot?)
+    ctest_gpu
+    pairs regress 260 --pairs 1 hf_trainer:200 bert_train gpt2_forward
+    pairs service 60 --pairs 1 --mode benchmark bucketed_inference:200
+    pairs service-trusted 110 --pairs 2 --mode benchmark --run run:NIMBLE_RUN_TRIAL=0 bucketed_inference:200
+    python3 "$root/scripts/gpu/bucket_step_medians.py" "$out/$part-service" "$out/$part-service-trusted" > "$out/$part-step-medians.txt"
+    cat "$out/$part-step-medians.txt"
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-400
+    ;;
+  100)  # programs never run under nimble before: a model benchmarked with CUDA events read each step
+    # (elapsed_time after end.synchronize()) or around five passes, both modes; training profiled by
+    # torch.profiler for three steps; one interleaved pair each; the programs check their event times
+    # and profile (exit 1 if untrue or empty)
+    pairs events 240 --pairs 1 event_timed_step event_timed_block profiled_train
+    pairs events-bench 200 --pairs 1 --mode benchmark event_timed_step event_timed_block
+    grep -H '^EVENTS\|^PROFILE' "$out/$part"-events*/*.log 2>/dev/null | cut -c1-200
+    grep -H 'untrue\|Error\|saw no' "$out/$part"-events*/*.log 2>/dev/null | head
+    grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 98)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 100)" >&2
     exit 2
     ;;
 esac
