@@ -128,6 +128,10 @@ CORPUS = [
     # Training profiled for steps 22-24 by torch.profiler (CUPTI is the profiler's): the program
     # checks its profile still holds the GPU's kernels.
     ("profiled_train", ["profiled_train.py"], 100, {}, ("deterministic", "benchmark")),
+    # Hand-written Triton kernels (an autotuned matmul, a row softmax) between PyTorch ops; a model
+    # scripted, frozen and optimized for inference through TorchScript.
+    ("triton_kernels", ["triton_kernels.py"], 200, {}, ("deterministic", "benchmark")),
+    ("torchscript_infer", ["torchscript_infer.py"], 200, {}, ("deterministic", "benchmark")),
 ]
 
 
