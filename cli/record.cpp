@@ -308,8 +308,9 @@ std::string summarize_recording(const trace::Trace& trace) {
 namespace {
 
 // One file a process of the program may write for -o (settings/output_path.hpp): the -o path
-// itself; TRACE.rankR.json for each rank of several; or, when -o names %p or %r, every file that
-// pattern makes (placeholders in the file name, not in the directory).
+// itself; TRACE.rankR.json for each rank of several and TRACE.pidP.json for each process that
+// found TRACE.json held by another; or, when -o names %p or %r, every file that pattern makes
+// (placeholders in the file name, not in the directory).
 struct OutputFile {
   std::string path;
   std::string who;      // "", "rank R" or "process P"
@@ -329,9 +330,11 @@ std::string regex_escaped(const std::string& text) {
 std::vector<OutputFile> output_files(const std::string& output) {
   const fs::path parent = fs::path(output).parent_path();
   const std::string name = fs::path(output).filename().string();
-  // The file name as a regular expression; the first placeholder's number tells who wrote it.
+  // The file names as regular expressions, each with who wrote it; the first placeholder's number
+  // tells which one.
+  std::vector<std::pair<std::regex, std::string>> matchers;  // (file name, "rank" or "process")
   std::string pattern;
-  std::string first;  // "rank" or "process"
+  std::string first;
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (name[i] == '%' && i + 1 < name.size() && (name[i + 1] == 'p' || name[i + 1] == 'r')) {
       if (first.empty()) first = name[i + 1] == 'r' ? "rank" : "process";
@@ -341,23 +344,31 @@ std::vector<OutputFile> output_files(const std::string& output) {
       pattern += regex_escaped(std::string(1, name[i]));
     }
   }
+  if (!first.empty()) matchers.emplace_back(std::regex(pattern), first);
   if (first.empty()) {
-    // No placeholder: the -o file, and rank files beside it.
-    const std::string ranked = fs::path(settings::rank_path(name, 0)).filename().string();
-    const std::size_t at = ranked.rfind(".rank0");
-    pattern = regex_escaped(ranked.substr(0, at)) + R"(\.rank([0-9]{1,9}))" + regex_escaped(ranked.substr(at + 6));
-    first = "rank";
+    // No placeholder: the -o file, and the rank and process files beside it.
+    const auto beside = [&](const std::string& tagged, const std::string& tag, const std::string& who) {
+      const std::size_t at = tagged.rfind(tag);
+      matchers.emplace_back(std::regex(regex_escaped(tagged.substr(0, at)) + regex_escaped(tag.substr(0, tag.size() - 1)) +
+                                       "([0-9]{1,9})" + regex_escaped(tagged.substr(at + tag.size()))),
+                            who);
+    };
+    beside(fs::path(settings::rank_path(name, 0)).filename().string(), ".rank0", "rank");
+    beside(fs::path(settings::pid_path(name, 0)).filename().string(), ".pid0", "process");
   }
   std::vector<OutputFile> out;
   if (fs::exists(output)) out.push_back({output, "", -1});
-  const std::regex matcher(pattern);
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(parent.empty() ? fs::path(".") : parent, error)) {
     const std::string file = entry.path().filename().string();
-    std::smatch m;
-    if (file == name || !std::regex_match(file, m, matcher)) continue;
-    const long number = std::stol(m[1].str());
-    out.push_back({(parent / file).string(), first + " " + std::to_string(number), number});
+    if (file == name) continue;
+    for (const auto& [matcher, who] : matchers) {
+      std::smatch m;
+      if (!std::regex_match(file, m, matcher)) continue;
+      const long number = std::stol(m[1].str());
+      out.push_back({(parent / file).string(), who + " " + std::to_string(number), number});
+      break;
+    }
   }
   std::sort(out.begin(), out.end(), [](const OutputFile& a, const OutputFile& b) { return a.order < b.order; });
   return out;

@@ -10,6 +10,7 @@
 
 #include "nimble/replayer/bench_report.hpp"
 #include "nimble/replayer/library_memo.hpp"
+#include "settings/output_claim.hpp"
 #include "settings/output_path.hpp"
 
 namespace nimble::hooks {
@@ -105,10 +106,19 @@ std::string run_output_path(const Config& config, const std::string& trace_path)
   return config.run_output.empty() ? replayer::beside_trace(trace_path, "run") : this_process_path(config.run_output);
 }
 
-std::string this_process_path(const std::string& pattern) {
+const settings::ProcessIdentity& this_process() {
   // Read once (the program may change its environment later); a forked child does not record.
   static const settings::ProcessIdentity who = settings::process_identity(
       [](const char* name) { return std::getenv(name); }, static_cast<long>(getpid()));
+  return who;
+}
+
+std::string this_process_path(const std::string& pattern) {
+  settings::ProcessIdentity who = this_process();
+  // Claimed when first written, not at start: a shell or launcher that records nothing holds no file.
+  if (!settings::output_is_its_own(pattern, who)) {
+    who.output_held_elsewhere = !settings::claim_output(settings::expand_output_path(pattern, who));
+  }
   return settings::expand_output_path(pattern, who);
 }
 

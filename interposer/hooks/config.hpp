@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "settings/output_path.hpp"
 #include "settings/settings.hpp"
 
 namespace nimble::hooks {
@@ -71,8 +72,12 @@ std::string bench_output_path(const Config& config, const std::string& trace_pat
 // replaced by ".run.json".
 std::string run_output_path(const Config& config, const std::string& trace_path);
 
+// This process's id and rank, read from the environment at the first call.
+const settings::ProcessIdentity& this_process();
+
 // A path setting (NIMBLE_OUTPUT, NIMBLE_RUN_OUTPUT, NIMBLE_BENCH_OUTPUT) for this process: %p,
-// %r and the rank suffix of settings/output_path.hpp.
+// %r and the rank suffix of settings/output_path.hpp, or the pid suffix when another live process
+// of the program claimed the file first (settings/output_claim.hpp; the claim is made here).
 std::string this_process_path(const std::string& pattern);
 
 }  // namespace nimble::hooks

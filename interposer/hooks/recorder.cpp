@@ -96,7 +96,7 @@ __attribute__((constructor)) void initialise_recorder() {
   if (s.config.host_times) start_host_timing();
   if (!s.config.record) return;
   g_side_threads.store(s.config.run && s.config.run_side_threads, std::memory_order_relaxed);
-  (void)this_process_path(s.config.output);  // the process's rank, read once while nothing else runs
+  (void)this_process();  // the process's rank, read once while nothing else runs
   s.engine = new deps::Engine();
   s.engine->set_stream_order_policy(*deps::parse_stream_order_policy(s.config.dependencies));
   s.capture = new RecordingWindow(s.config);

@@ -969,10 +969,47 @@ PY
     grep -H 'untrue\|Error\|saw no' "$out/$part"-events*/*.log 2>/dev/null | head
     grep -ho '"guard": {[^}]*}' "$out/$part"-*/*.run.json 2>/dev/null | cut -c1-300
     ;;
+  101)  # two more programs never run under nimble before: hand-written Triton kernels (an autotuned
+    # matmul: Triton times its candidates at the first call) between PyTorch ops, and a TorchScript
+    # model (scripted, frozen, optimized for inference); one interleaved pair each, both modes
+    pairs kernels 230 --pairs 1 triton_kernels torchscript_infer
+    pairs kernels-bench 200 --pairs 1 --mode benchmark triton_kernels torchscript_infer
+    grep -H 'Error\|Traceback' "$out/$part"-kernels*/*.log 2>/dev/null | head
+    grep -h 'nimble run:' "$out/$part"-kernels*/*.run.log 2>/dev/null | cut -c1-400 | head -40
+    ;;
+  102)  # processes without a rank under one nimble run -o (the output claim): GPU tests; a learning-rate
+    # sweep whose two workers torch.multiprocessing.spawn starts, plain then under nimble run: each
+    # worker's losses as plain's, a trace and a summary per worker
+    ctest_gpu
+    # (part 102's first run claimed with an abstract UNIX socket, which both workers bound: can this
+    # machine bind one twice?)
+    python3 -c 'import socket
+a = socket.socket(socket.AF_UNIX); a.bind("\0nimble-probe")
+b = socket.socket(socket.AF_UNIX)
+try:
+    b.bind("\0nimble-probe"); print("abstract socket: bound twice")
+except OSError as e:
+    print("abstract socket: second bind refused:", e)' 2>&1 | tee "$out/abstract-socket.txt"
+    cd "$root/tests/programs"
+    STEPS=80 timeout 150 python3 spawn_sweep.py > "$out/spawn-plain.txt" 2>&1
+    echo "plain: exit $?"
+    mkdir -p "$out/spawn"
+    STEPS=80 timeout 200 "$root/build-gpu/bin/nimble" run -o "$out/spawn/trace.json" -- python3 spawn_sweep.py \
+      > "$out/spawn-run.txt" 2>&1
+    echo "nimble run: exit $?"
+    cd "$root/scripts/gpu"
+    grep -h '^WORKER' "$out/spawn-plain.txt" | sort | tee "$out/spawn-workers-plain.txt"
+    grep -h '^WORKER' "$out/spawn-run.txt" | sort | tee "$out/spawn-workers-run.txt"
+    diff <(cut -d' ' -f1-4 "$out/spawn-workers-plain.txt") <(cut -d' ' -f1-4 "$out/spawn-workers-run.txt") \
+      && echo "spawn: every worker's losses identical"
+    ls "$out/spawn" | tee "$out/spawn-files.txt"
+    grep -h '^nimble run' "$out/spawn-run.txt" | cut -c1-300
+    cp "$out"/spawn/*.run.json "$out/" 2>/dev/null
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 100)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 102)" >&2
     exit 2
     ;;
 esac
 cp "$out"/*.txt "$results/" 2>/dev/null
-cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./5[0-9]-corpus/*.run.json ./*/*/step-map/*.log ./*/*/step-map/*.run.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json
+cd "$out" && tar czf "$results/sweep.tgz" --ignore-failed-read ./*.txt ./*/pairs.csv ./*/pairs.md ./*/ddp.csv ./*/ddp.md ./*/*.run.run.json ./5-ddp-*/*.run.json ./*/*.log ./*/corpus.md ./*/corpus.csv ./7-corpus/*.json ./5[0-9]-corpus/*.run.json ./*/*/step-map/*.log ./*/*/step-map/*.run.json ./jax-debug*.run.json ./jax-side-threads.run.json ./generate-debug-*.run.json ./run-loop*.run.json ./lightning-*.json ./gan-steps.json ./*.log ./bert-dyn.run.json ./trace*.run.json

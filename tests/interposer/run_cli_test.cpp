@@ -9,6 +9,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -451,6 +452,45 @@ TEST(RunCommand, EachRankOfAProgramWritesItsOwnTraceAndSummary) {
     EXPECT_NE(named.output.find("nimble record: " + dir + "/r0.json (rank 0)"), std::string::npos) << named.output;
     EXPECT_NE(named.output.find("nimble record: " + dir + "/r1.json (rank 1)"), std::string::npos) << named.output;
   }
+}
+
+// Two processes with no rank (as torch.multiprocessing.spawn starts workers) under one
+// `nimble run -o`: the first to write claims trace.json, the other writes trace.pidP.json, and
+// nimble prints a line for each; nothing is overwritten. Before, the last to exit won.
+TEST(RunCommand, ProcessesWithoutARankEachWriteTheirOwnTraceAndSummary) {
+  const std::string dir = temp_dir();
+  const std::string probe = probe_path();
+  const std::string two = "'" + probe + "' loop & '" + probe + "' loop; wait";
+  const RunResult r = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                           "--iteration", "1", "-o", dir + "/trace.json", "--", "/bin/sh",
+                                                           "-c", two});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> traces;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "trace.json" || (name.rfind("trace.pid", 0) == 0 && name.find(".run.") == std::string::npos)) {
+      traces.push_back(entry.path().string());
+    }
+  }
+  ASSERT_EQ(traces.size(), 2u) << r.output;
+  std::set<long> pids;
+  for (const std::string& trace : traces) {
+    const std::string summary_path = trace.substr(0, trace.size() - 5) + ".run.json";
+    const nlohmann::json summary = read_json(summary_path);
+    ASSERT_TRUE(summary.is_object()) << summary_path << "\n" << r.output;
+    EXPECT_EQ(summary.value("iterations_replayed", 0), 6) << summary.dump(2);
+    EXPECT_EQ(summary.value("trace", ""), trace);
+    pids.insert(read_json(trace)["recorded_with"].value("pid", 0L));
+    EXPECT_NE(r.output.find("6 iteration(s) replayed, 0 kind(s) of fall-back; trace " + trace), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(pids.size(), 2u) << "both traces came from one process";
+  EXPECT_NE(r.output.find("nimble run (process "), std::string::npos) << r.output;
+  // The next run claims afresh: the processes that held the names are gone.
+  const RunResult one = run_with_env(fake_driver_env(true), {NIMBLE_TEST_CLI, "run", "--capture-range", "cudaProfilerApi",
+                                                             "--iteration", "1", "-o", dir + "/trace.json", "--", probe,
+                                                             "loop"});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("trace " + dir + "/trace.json,"), std::string::npos) << one.output;
 }
 
 TEST(RunCommand, CompareAlternatesReplayedAndPlainBlocksInOneProcess) {

@@ -40,6 +40,24 @@ TEST(OutputPath, RanksOfOneProgramNeverShareAFile) {
   EXPECT_EQ(expand_output_path("trace.json", who({{"RANK", "0"}, {"WORLD_SIZE", "1"}})), "trace.json");
 }
 
+// A process with no rank whose file another live process of the program claimed first (workers
+// of torch.multiprocessing.spawn): its own file beside it, named by its pid. A pattern that names
+// the process, or a rank of several, needs no claim.
+TEST(OutputPath, AProcessWhoseFileAnotherHoldsGetsItsPidBesideIt) {
+  ProcessIdentity second = who({}, 77);
+  EXPECT_FALSE(output_is_its_own("out/trace.json", second));
+  second.output_held_elsewhere = true;
+  EXPECT_EQ(expand_output_path("out/trace.json", second), "out/trace.pid77.json");
+  EXPECT_EQ(expand_output_path("trace", second), "trace.pid77");
+  EXPECT_EQ(expand_output_path("t-%p.json", second), "t-77.json");
+  EXPECT_TRUE(output_is_its_own("t-%r.json", second));
+  ProcessIdentity rank1 = who({{"RANK", "1"}, {"WORLD_SIZE", "2"}}, 77);
+  EXPECT_TRUE(output_is_its_own("trace.json", rank1));
+  rank1.output_held_elsewhere = true;
+  EXPECT_EQ(expand_output_path("trace.json", rank1), "trace.rank1.json");  // the rank says it already
+  EXPECT_EQ(pid_path("a.json", 5), "a.pid5.json");
+}
+
 TEST(OutputPath, LaunchersAreReadInOrderAndBadValuesIgnored) {
   EXPECT_EQ(who({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "8"}}).rank, 1);
   EXPECT_EQ(who({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "8"}}).world_size, 8);

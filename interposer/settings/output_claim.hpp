@@ -1,0 +1,24 @@
+// Which process of a program writes a trace file that no pattern tells apart: the first to claim
+// it while it lives. Workers started by torch.multiprocessing.spawn, a sweep's child processes or
+// a shell's background jobs share `-o` and have no rank; without a claim the last to exit would
+// overwrite the others' traces and summaries. The claim is an flock() on a lock file named by a
+// hash of the file's absolute path (in /tmp/nimble-claims-UID, one per output path, reused by every
+// run), held for the life of the process: the kernel lets it go when the process ends however it
+// ends, so a later run finds it free. (An abstract UNIX socket, tried first, did not hold on the GPU
+// machine: two spawned workers both bound one name, though one process could not bind it twice.)
+#pragma once
+
+#include <string>
+
+namespace nimble::settings {
+
+// Locks the file that stands for `key`; its descriptor (close-on-exec, the lock held while it is
+// open), or -1 with errno EADDRINUSE when another open file holds it (else errno says what failed).
+int hold_claim(const std::string& key);
+
+// Whether this process may write `path` under its own name: it claimed it first (or claimed it
+// before, or the claim could not be tried: then as before claims existed). False when another
+// live process holds it. Thread-safe; a process keeps each claim until it ends.
+bool claim_output(const std::string& path);
+
+}  // namespace nimble::settings
