@@ -1,6 +1,7 @@
 #include "period_detector.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "signature.hpp"
 
@@ -277,6 +278,29 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
   candidate_.clear();
   if (options_.remember_diverged && at_sync && head == 0 && distance == length && length <= history_.size()) {
     candidate_.assign(history_.end() - static_cast<std::ptrdiff_t>(length), history_.end());
+  }
+  if (options_.begins_a_recording && distance == length && length <= history_.size()) {
+    // The next period repeats the last: its task at `head + k` is history_[n - length + head + k].
+    // Only a start the period holds once: one that recurs inside it (a fill kernel used throughout
+    // a step) does not say where the other recording's iteration began.
+    const std::size_t n = history_.size();
+    std::optional<std::size_t> start;
+    std::uint64_t starts_with = 0;
+    bool unique = true;
+    for (std::size_t k = 0; k < length && unique; ++k) {
+      const std::size_t at = (head + k) % length;
+      const std::uint64_t signature = history_[n - length + at];
+      if (start) {
+        unique = signature != starts_with;
+      } else if (options_.begins_a_recording(signature)) {
+        start = at;
+        starts_with = signature;
+      }
+    }
+    if (start && unique) {
+      at_sync = at_sync && *start == head;
+      head = *start;
+    }
   }
   fingerprint_ = fingerprint;
   period_ = length;

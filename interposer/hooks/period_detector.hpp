@@ -129,6 +129,14 @@ class AutoRange {
     // Periods already recorded or rejected (`nimble run` keeps looking after its first
     // recording): a candidate with a known fingerprint is passed over and detection goes on.
     std::function<bool(std::uint64_t fingerprint)> known;
+    // nimble run: whether a live recording's iteration begins with a task of this signature. A new
+    // period is recorded from its first such task, if it has one, rather than from the sync where it
+    // was found: another shape of the same loop then begins where the first recording does, so that
+    // the program's change of shape comes at the recordings' first calls (a switch between them)
+    // rather than after a graph launched (a fall-back). A training step with two host syncs (the
+    // GradScaler's inf check, the loss read) was recorded from one in one shape and from the other
+    // in the next two, which fell back at every change of shape and were dropped (H200).
+    std::function<bool(std::uint64_t signature)> begins_a_recording;
   };
 
   enum class Action { None, BeginBefore, EndAfter, BeginBeforeEndAfter };

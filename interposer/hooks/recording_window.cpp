@@ -32,7 +32,10 @@ RecordingWindow::RecordingWindow(const Config& config) : config_(config) {
   if (config_.range == CaptureRange::Auto) {
     AutoRange::Options options;
     options.iteration = config_.iteration;
-    if (config_.run) options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
+    if (config_.run) {
+      options.known = [](std::uint64_t fingerprint) { return run_knows_period(fingerprint); };
+      options.begins_a_recording = [](std::uint64_t signature) { return run_begins_a_recording(signature); };
+    }
     options.remember_diverged = config_.run;
     if (config_.run) options.shortest = static_cast<std::size_t>(config_.run_iteration_shortest);
     auto_range_ = std::make_unique<AutoRange>(options);

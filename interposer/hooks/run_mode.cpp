@@ -580,6 +580,11 @@ bool run_knows_period(std::uint64_t fingerprint) {
   return r->session->knows(fingerprint);
 }
 
+bool run_begins_a_recording(std::uint64_t signature) {
+  RunState* r = run_state();
+  return r && r->session->begins_a_recording(signature);
+}
+
 std::vector<std::pair<std::uint64_t, bool>> run_take_primer() {
   std::vector<std::pair<std::uint64_t, bool>> out;
   RunState* r = run_state();

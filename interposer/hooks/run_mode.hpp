@@ -53,6 +53,8 @@ std::unique_lock<std::mutex> run_hold_apart(bool context_sync, bool capture_begi
 std::optional<bool> run_adopt_ready();
 // Whether the automatic range found this period before (recorded, refused or dropped).
 bool run_knows_period(std::uint64_t fingerprint);
+// Whether a live recording's iteration begins with a call of this signature. Lock-free.
+bool run_begins_a_recording(std::uint64_t signature);
 // At exit, when nothing was recorded: the run summary (TRACE.run.json) says why (`why`, the
 // automatic range's words), so `nimble run` prints that rather than generic advice. Written only
 // where no process wrote a summary first (a helper process that found nothing must not hide the

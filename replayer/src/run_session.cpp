@@ -210,6 +210,15 @@ bool RunSession::concerns(std::uint64_t signature) const {
   return false;
 }
 
+bool RunSession::begins_a_recording(std::uint64_t signature) const {
+  for (std::size_t k = 0; k < kMaxRecordings; ++k) {
+    const std::uint64_t v = first_signatures_[k].load(std::memory_order_relaxed);
+    if (v == 0) return false;
+    if (v == signature) return true;
+  }
+  return false;
+}
+
 std::size_t RunSession::rest_looking(std::size_t tasks) {
   constexpr std::size_t kRestPerLook = 3;
   fruitless_looks_ = std::min(fruitless_looks_ + 1, kLongestLookRest);

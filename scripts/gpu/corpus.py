@@ -132,6 +132,9 @@ CORPUS = [
     # scripted, frozen and optimized for inference through TorchScript.
     ("triton_kernels", ["triton_kernels.py"], 200, {}, ("deterministic", "benchmark")),
     ("torchscript_infer", ["torchscript_infer.py"], 200, {}, ("deterministic", "benchmark")),
+    # Multi-scale training: the input size cycles through three every 10 steps (a recording each).
+    ("multiscale_train", ["multiscale_train.py"], 150, {}, ("deterministic", "benchmark")),
+    ("multiscale_zero_first", ["multiscale_train.py"], 150, {"ZERO_GRAD_AT": "before"}, ("deterministic", "benchmark")),
 ]
 
 

@@ -1006,8 +1006,39 @@ except OSError as e:
     grep -h '^nimble run' "$out/spawn-run.txt" | cut -c1-300
     cp "$out"/spawn/*.run.json "$out/" 2>/dev/null
     ;;
+  103)  # multi-scale training (the input size cycles through three every 10 steps: three recordings),
+    # one interleaved pair each mode, 150 steps; the profiled program again, its kernel names listed
+    # (part 100: 63 plain, 64 under nimble run: which one is new?)
+    pairs multiscale 300 --pairs 1 multiscale_train:150
+    pairs multiscale-bench 260 --pairs 1 --mode benchmark multiscale_train:150
+    pairs profiled 120 --pairs 1 profiled_train
+    for f in "$out/$part"-profiled/profiled_train.0.*.log; do
+      grep -h '^PROFILE' "$f" | python3 -c 'import json, sys; print("\n".join(json.loads(sys.stdin.read()[8:])["names"]))' \
+        > "$f.names"
+    done
+    diff "$out/$part"-profiled/profiled_train.0.plain.log.names "$out/$part"-profiled/profiled_train.0.run.log.names \
+      | tee "$out/$part-profile-names-diff.txt"
+    grep -h 'nimble run: recording' "$out/$part"-multiscale*/*.run.log | cut -c1-300
+    ;;
+  104)  # multi-scale training with zero_grad() before the forward pass (part 103's, between forward
+    # and backward, drifted: all three recordings dropped): one interleaved pair each mode, 150 steps
+    pairs multiscale-zero 300 --pairs 1 multiscale_zero_first:150
+    pairs multiscale-zero-bench 260 --pairs 1 --mode benchmark multiscale_zero_first:150
+    grep -h 'nimble run: recording' "$out/$part"-multiscale*/*.run.log | cut -c1-300
+    ;;
+  105)  # a new period recorded from where a live recording begins (the automatic range's alignment):
+    # GPU tests; multi-scale training with zero_grad() first in benchmark mode (part 104: two of its
+    # three shapes recorded from the GradScaler's inf check, dropped for falling back at every change
+    # of shape), two pairs; deterministic, one pair; regression programs with more than one
+    # recording (epochs with an eval pass, the service) and BERT, one pair each
+    ctest_gpu
+    pairs multiscale-bench 300 --pairs 2 --mode benchmark multiscale_zero_first:150
+    pairs multiscale 150 --pairs 1 multiscale_zero_first:150
+    pairs regress 200 --pairs 1 epochs_eval_lastbatch bert_train bucketed_inference:200
+    grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 102)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 105)" >&2
     exit 2
     ;;
 esac

@@ -98,6 +98,42 @@ TEST(AutoRange, RecordsOneIterationStartingAfterTheSync) {
   EXPECT_EQ(w.begin, 6 + 3 * iteration.size());
 }
 
+// A training step with two host syncs (the GradScaler's inf check mid-step, the loss read at its
+// end), found at the mid-step one. Alone it is recorded from there; with a live recording that
+// begins at the step's first call (another input size of the same loop, nimble run), from that call,
+// so that both recordings begin where the program changes shape. A start that recurs inside the
+// period says nothing and is not followed.
+TEST(AutoRange, ANewPeriodIsRecordedFromWhereALiveRecordingBegins) {
+  const std::vector<std::uint64_t> step = {10, 11, 12, kSync, 13, 14, kSync};
+  std::vector<std::uint64_t> seq = {13, 14, kSync};  // found mid-step: the third copy ends at the inf check
+  const auto steady = repeat(step, 5);
+  seq.insert(seq.end(), steady.begin(), steady.end());
+
+  AutoRange alone(short_periods());
+  const Window from_sync = expect_recorded(alone, seq, step.size());
+  EXPECT_EQ(seq[from_sync.begin], 13u);
+  EXPECT_TRUE(alone.anchored_at_sync());
+
+  AutoRange::Options options = short_periods();
+  options.begins_a_recording = [](std::uint64_t signature) { return signature == 10; };
+  AutoRange aligned(options);
+  const Window w = expect_recorded(aligned, seq, step.size());
+  EXPECT_EQ(seq[w.begin], 10u);
+  EXPECT_EQ(w.begin, from_sync.begin + 3);  // the same period, three tasks later
+  EXPECT_FALSE(aligned.anchored_at_sync());
+
+  // 11 begins a live recording but occurs twice in this step: the window stays at the sync.
+  const std::vector<std::uint64_t> twice = {10, 11, 12, kSync, 13, 11, kSync};
+  std::vector<std::uint64_t> other = {13, 11, kSync};
+  const auto steady_twice = repeat(twice, 5);
+  other.insert(other.end(), steady_twice.begin(), steady_twice.end());
+  options.begins_a_recording = [](std::uint64_t signature) { return signature == 11; };
+  AutoRange recurring(options);
+  const Window stays = expect_recorded(recurring, other, twice.size());
+  EXPECT_EQ(other[stays.begin], 13u);
+  EXPECT_TRUE(recurring.anchored_at_sync());
+}
+
 // Steps of two kinds that begin alike (an inference service's batch lengths): three of one are
 // found, the window holds the other. Its fingerprint is the other's (what nimble run registers when
 // it writes such a window after all), not the period found's, which stays free to be recorded.

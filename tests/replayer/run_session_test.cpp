@@ -135,6 +135,20 @@ TEST_F(RunSessionTest, ATrustedRecordingReplaysEveryIteration) {
   EXPECT_EQ(s.recordings()[0]->state, RecordingState::Replaying);
 }
 
+// What the automatic range asks to record another shape of a loop from where a recording begins:
+// the first call of each live recording, and no other call.
+TEST_F(RunSessionTest, TheFirstCallsOfLiveRecordingsAreKnownWithoutTheLock) {
+  RunOptions o;
+  o.trial_block = 0;
+  RunSession s = session(o);
+  s.add(recording("a", {1, 2, 3}, log_));
+  s.add(recording("b", {7, 8}, log_));
+  EXPECT_TRUE(s.begins_a_recording(sig(1)));
+  EXPECT_TRUE(s.begins_a_recording(sig(7)));
+  EXPECT_FALSE(s.begins_a_recording(sig(2)));
+  EXPECT_FALSE(s.begins_a_recording(sig(9)));
+}
+
 TEST_F(RunSessionTest, CallsThatBeginNoRecordingTakeTheFastPath) {
   RunOptions o;
   o.trial_block = 0;

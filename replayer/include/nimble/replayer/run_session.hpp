@@ -225,6 +225,9 @@ class RunSession {
   // Lock-free, for the hooks' fast path: whether a call with this signature concerns the
   // session (an iteration is under way, a measured plain block is, or it may begin one).
   bool concerns(std::uint64_t signature) const;
+  // Lock-free: whether a live recording's iteration begins with a call of this signature (the
+  // automatic range records another shape of the program's loop from there).
+  bool begins_a_recording(std::uint64_t signature) const;
   // Lock-free: an iteration or a measured plain block is under way (anything may be held back).
   bool engaged() const { return engaged_.load(std::memory_order_relaxed); }
   // A call that did not concern the session ran eagerly. True once when the program counts as
