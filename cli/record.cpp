@@ -460,8 +460,20 @@ std::vector<RecordedProcess> record_program(const RecordOptions& options, const 
   for (auto& e : environment)
     if (e.rfind("LD_PRELOAD=", 0) == 0) e.insert(11, NIMBLE_ASAN_RUNTIME ":");
 #endif
+  // The run's claims on its output files (settings/output_claim.hpp), kept until the program ends:
+  // a process without a rank that writes after another has ended still gets a name of its own.
+  std::string claims = (fs::temp_directory_path() / "nimble-claims-XXXXXX").string();
+  if (::mkdtemp(claims.data())) {
+    environment.push_back(settings::assignment(settings::output_claims, claims));
+  } else {
+    claims.clear();  // claims then last as long as their process
+  }
   const int status = run(options, environment, verb);
   exit_code() = status;
+  if (!claims.empty()) {
+    std::error_code ignored;
+    fs::remove_all(claims, ignored);
+  }
 
   std::vector<OutputFile> written;
   for (const OutputFile& f : output_files(options.output)) {

@@ -7,11 +7,14 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+
+#include "settings/settings.hpp"
 
 namespace nimble::settings {
 namespace {
@@ -45,6 +48,15 @@ int hold_claim(const std::string& key) {
   return fd;
 }
 
+bool claim_in(const std::string& folder, const std::string& key) {
+  char name[32];
+  std::snprintf(name, sizeof name, "/%016llx.claim", static_cast<unsigned long long>(fnv1a(key)));
+  const int fd = ::open((folder + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno != EEXIST;
+  ::close(fd);
+  return true;
+}
+
 bool claim_output(const std::string& path) {
   // Never destroyed: summaries are written by exit handlers, after static destructors may have run;
   // and the locks are held as long as the process lives anyway.
@@ -55,7 +67,8 @@ bool claim_output(const std::string& path) {
   const std::string key = error ? path : absolute.lexically_normal().string();
   std::lock_guard<std::mutex> lock(*mu);
   if (auto it = claims->find(key); it != claims->end()) return it->second;
-  const bool mine = hold_claim(key) >= 0 || errno != EADDRINUSE;
+  const char* folder = std::getenv(output_claims.variable);
+  const bool mine = folder && *folder ? claim_in(folder, key) : hold_claim(key) >= 0 || errno != EADDRINUSE;
   claims->emplace(key, mine);
   return mine;
 }

@@ -55,5 +55,22 @@ TEST(OutputClaim, AnotherProcessIsRefusedWhileTheHolderLives) {
   EXPECT_TRUE(claim_output(later)) << "the claim outlived the process that made it";
 }
 
+// A run's claims folder (the commands make one): the first claim of a file is the only one, whoever
+// asks later, even once its maker has ended; another file is claimed apart.
+TEST(OutputClaim, AClaimInTheRunsFolderOutlivesItsMaker) {
+  char folder[] = "/tmp/nimble-claims-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(folder), nullptr);
+  const pid_t maker = fork();
+  ASSERT_GE(maker, 0);
+  if (maker == 0) _exit(claim_in(folder, "/out/trace.json") ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(maker, &status, 0), maker);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(claim_in(folder, "/out/trace.json"));
+  EXPECT_TRUE(claim_in(folder, "/out/other.json"));
+  EXPECT_FALSE(claim_in(folder, "/out/other.json"));
+  std::filesystem::remove_all(folder);
+}
+
 }  // namespace
 }  // namespace nimble::settings
