@@ -834,7 +834,7 @@ bool RunSession::left_after_a_sync(Recording& r, std::size_t matched) {
   // Its period may be recorded again, from the step's first call.
   known_.erase(std::remove(known_.begin(), known_.end(), r.fingerprint), known_.end());
   drop(r, "its iterations begin inside the program's steps: " + std::to_string(kLeftAlike) +
-              " times in a row the program waited for the GPU, then went another way right after its call " +
+              " times the program waited for the GPU, then went another way right after its call " +
               std::to_string(after) + " (from 0; another shape of the step?); recorded again from that call");
   realign_look_.store(true, std::memory_order_relaxed);
   return true;

@@ -1037,8 +1037,23 @@ except OSError as e:
     pairs regress 200 --pairs 1 epochs_eval_lastbatch bert_train bucketed_inference:200
     grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
     ;;
+  106)  # recorded again from where the program's steps begin (a recording left three times right after
+    # a sync inside its iterations) and the run's claims folder: GPU tests; the spawned sweep (part
+    # 102); multi-scale training in benchmark mode, two pairs; programs with a host sync inside
+    # their step (GradScaler: ResNet-18 AMP; gradient accumulation; epochs with eval; BERT), one pair each
+    ctest_gpu
+    cd "$root/tests/programs"
+    mkdir -p "$out/spawn"
+    STEPS=80 timeout 200 "$root/build-gpu/bin/nimble" run -o "$out/spawn/trace.json" -- python3 spawn_sweep.py \
+      > "$out/spawn-run.txt" 2>&1
+    echo "nimble run: exit $?"; grep -h '^WORKER' "$out/spawn-run.txt" | sort; ls "$out/spawn"
+    cd "$root/scripts/gpu"
+    pairs multiscale-bench 260 --pairs 2 --mode benchmark multiscale_zero_first:150
+    pairs regress 260 --pairs 1 resnet18_amp_adamw grad_accum epochs_eval_lastbatch bert_train
+    grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 105)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 106)" >&2
     exit 2
     ;;
 esac

@@ -194,7 +194,8 @@ struct Recording {
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
   // Where the program's steps begin, if not where this recording's iterations do: the signature of
   // the call that followed a host sync inside its iteration, after which the program went another
-  // way, and how many times in a row at that call (RunSession::left_after_a_sync).
+  // way, and how many times at that call (a fall-back anywhere else starts the count again;
+  // RunSession::left_after_a_sync).
   std::uint64_t left_after_sync_at = 0;
   std::size_t left_after_sync = 0;
   std::size_t launched_at = 0;  // the session's call count when a graph of it last launched
@@ -428,7 +429,8 @@ class RunSession {
   void after_failures(Recording& r);
   // A fall-back of r, `matched` calls into its iteration: if the program waited for the GPU after
   // the iteration's last launched graph, the calls after that wait begin its steps. Three times in a
-  // row at the same call: r is dropped and recorded again from there. True when r was dropped.
+  // row at the same call (replayed iterations between them do not count): r is dropped and recorded
+  // again from there. True when r was dropped.
   bool left_after_a_sync(Recording& r, std::size_t matched);
   std::size_t stale_after() const;
 
