@@ -166,7 +166,7 @@ void RunSession::pass_over(std::uint64_t fingerprint) {
 bool RunSession::wants_recording() const {
   if (gave_up_.load(std::memory_order_relaxed)) return false;
   if (calls_.load(std::memory_order_relaxed) < look_rest_until_.load(std::memory_order_relaxed)) return false;
-  return live_.load(std::memory_order_relaxed) == 0 || realign_look_.load(std::memory_order_relaxed) ||
+  return live_.load(std::memory_order_relaxed) == 0 ||
          eager_since_begun_.load(std::memory_order_relaxed) >= stale_after_.load(std::memory_order_relaxed) ||
          (left_loop_.load(std::memory_order_relaxed) &&
           side_exit_looks_.load(std::memory_order_relaxed) < options_.side_exit_looks);
@@ -211,9 +211,6 @@ bool RunSession::concerns(std::uint64_t signature) const {
 }
 
 bool RunSession::begins_a_recording(std::uint64_t signature) const {
-  for (const auto& start : step_starts_) {
-    if (start.load(std::memory_order_relaxed) == signature) return true;
-  }
   for (std::size_t k = 0; k < kMaxRecordings; ++k) {
     const std::uint64_t v = first_signatures_[k].load(std::memory_order_relaxed);
     if (v == 0) return false;
@@ -242,7 +239,6 @@ bool RunSession::take_request() {
   if (requested_.load(std::memory_order_relaxed) || !wants_recording()) return false;
   if (requested_.exchange(true, std::memory_order_relaxed)) return false;
   if (left_loop_.exchange(false, std::memory_order_relaxed)) side_exit_looks_.fetch_add(1, std::memory_order_relaxed);
-  realign_look_.store(false, std::memory_order_relaxed);
   return true;
 }
 
@@ -757,12 +753,8 @@ Action RunSession::through(Recording& r, GpuCall&& call) {
   const std::size_t started = sc.iterations_started();
   const std::size_t failed = failures(r);
   const std::size_t replayed = sc.summary().iterations_replayed;
-  const std::size_t launched = sc.summary().segments_launched;
-  const std::size_t matched = sc.matched_in_iteration();
   const Action action = dropping_on_failure(r, [&] { return sc.on_call(std::move(call)); });
   if (sc.summary().iterations_replayed > replayed) r.rank = ++rank_clock_;
-  if (sc.summary().segments_launched > launched) r.launched_at = calls_seen();
-  if (failures(r) > failed && !sc.handing_back() && left_after_a_sync(r, matched)) return action;
   if (sc.iterations_started() > started) {
     r.began = taking_over_ ? *taking_over_ : IterationStart{at_call, clock_(), after_host_point()};
     iteration_began_at_call(r);
@@ -810,34 +802,6 @@ void RunSession::count_mismatch(Recording& r) {
   } else {
     r.mismatch_counted_at = calls_seen();
   }
-}
-
-bool RunSession::left_after_a_sync(Recording& r, std::size_t matched) {
-  constexpr std::size_t kLeftAlike = 3;  // as often as a side exit is taken before it is recorded
-  const std::size_t sync_at = host_point_at_.load(std::memory_order_relaxed);
-  const std::size_t now = calls_seen();
-  // The wait came after this iteration's last graph launched, and calls of it were matched since.
-  if (r.exit_of || r.launched_at < r.began.call || sync_at < r.launched_at || sync_at >= now) {
-    r.left_after_sync = 0;
-    return false;
-  }
-  const std::size_t after = matched - std::min(matched, now - sync_at - 1);  // its first call after the wait
-  if (after == 0 || after >= r.call_signatures.size()) return false;
-  const std::uint64_t start = r.call_signatures[after];
-  r.left_after_sync = r.left_after_sync_at == start ? r.left_after_sync + 1 : 1;
-  r.left_after_sync_at = start;
-  if (r.left_after_sync < kLeftAlike) return false;
-  for (auto& slot : step_starts_) {
-    std::uint64_t empty = 0;
-    if (slot.load(std::memory_order_relaxed) == start || slot.compare_exchange_strong(empty, start)) break;
-  }
-  // Its period may be recorded again, from the step's first call.
-  known_.erase(std::remove(known_.begin(), known_.end(), r.fingerprint), known_.end());
-  drop(r, "its iterations begin inside the program's steps: " + std::to_string(kLeftAlike) +
-              " times the program waited for the GPU, then went another way right after its call " +
-              std::to_string(after) + " (from 0; another shape of the step?); recorded again from that call");
-  realign_look_.store(true, std::memory_order_relaxed);
-  return true;
 }
 
 void RunSession::after_failures(Recording& r) {

@@ -589,36 +589,6 @@ int buckets(int steps, bool copy_later) {
   return 0;
 }
 
-// Multi-scale training: the input shape cycles through three every 10 steps. Each step has two host
-// syncs, as a GradScaler's does: its shape's forward and backward (an input copy alike for every
-// shape, then kernels with the shape's grid), the inf check read back, then the optimizer (the same
-// for every shape) and the loss read back. nimble run finds the first shape's period at the inf check.
-int multiscale(int steps) {
-  auto [scale, fill, a, b] = LoopParts();
-  static float host[256];
-  for (int i = 0; i < steps; ++i) {
-    const unsigned g = 1u << ((i / 10) % 3);
-    int n = 100 + i;
-    void* scale_args[] = {&a, &b, &n};
-    int m = 7;
-    void* fill_args[] = {&b, &m};
-    cuMemcpyHtoDAsync(a, host, 1024, nullptr);
-    for (int k = 0; k < 6; ++k) cuLaunchKernel(fill, g, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
-    cuLaunchKernel(scale, 2 * g, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
-    cuMemcpyDtoHAsync(host, b, 4, nullptr);  // the inf check
-    cuStreamSynchronize(nullptr);
-    for (int k = 0; k < 4; ++k) cuLaunchKernel(scale, 3, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
-    cuMemcpyDtoHAsync(host, b, 1024, nullptr);  // the loss
-    cuStreamSynchronize(nullptr);
-  }
-  using Counter = unsigned long long (*)();
-  const auto replayed = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "nimble_run_iterations_replayed"));
-  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
-  std::printf("kernels_run=%d graph_launches=%d steps=%d replayed_seen=%lld\n", fake_driver_count("cuLaunchKernel"),
-              fake_driver_count("cuGraphLaunch"), steps, replayed ? static_cast<long long>(replayed()) : -1LL);
-  return 0;
-}
-
 // A program that captures its own CUDA graph once and launches it every iteration, between an
 // input copy and a copy out (as torch.cuda.graph and torch.compile's reduce-overhead do).
 // `graph_first`: each iteration begins with the graph launch (right after the last one's sync), so
@@ -1189,7 +1159,6 @@ int main(int argc, char** argv) {
   if (mode == "own-graph-first") return own_graph(60, true);
   if (mode == "program-graph") return program_graph(4);
   if (mode == "buckets") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, false);
-  if (mode == "multiscale") return multiscale(argc > 2 ? std::atoi(argv[2]) : 300);
   if (mode == "buckets-second") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, true);
   std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|library-long|pool|program|own-graph|own-graph-first|program-graph\n");
   return 2;

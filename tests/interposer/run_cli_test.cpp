@@ -768,36 +768,6 @@ TEST(RunCommand, LengthsThatPartAtTheSecondCallAreEachRecordedAndReplayed) {
   EXPECT_GT(first.value("false_starts", 0), 0) << first.dump(2);
 }
 
-// Multi-scale training (the input shape cycles through three every 10 steps; two host syncs a
-// step, the GradScaler's inf check and the loss read), its trials on. The first shape's period is
-// found at the inf check, so its iterations begin with the optimizer and go on into the next step:
-// each change of shape leaves it right after the loss read. The third time it is dropped and
-// recorded again from the step's first call, and every shape is recorded from there (a period is
-// recorded from where a live recording begins): all replay, changes of shape are switches at their
-// first calls, never fall-backs, and the results are the plain run's. (multiscale_train.py on the
-// H200, benchmark mode: two shapes recorded from the inf check fell back at every change and were
-// dropped, 20% of the steps replayed.)
-TEST(RunCommand, ShapesOfOneLoopAreRecordedFromWhereItsStepsBegin) {
-  const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/t.json", "multiscale 300", {"NIMBLE_RUN_MIN_SPEEDUP=0.01"}, /*trial=*/true);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const nlohmann::json summary = read_json(dir + "/t.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
-  const nlohmann::json recordings = summary.value("recordings", nlohmann::json::array());
-  ASSERT_EQ(recordings.size(), 4u) << summary.dump(2);
-  EXPECT_NE(recordings[0].value("dropped_because", "").find("its iterations begin inside the program's steps"),
-            std::string::npos) << recordings[0].dump(2);
-  for (std::size_t i = 1; i < recordings.size(); ++i) {
-    EXPECT_EQ(recordings[i].value("state", ""), "replaying") << recordings[i].dump(2);
-    EXPECT_TRUE(recordings[i].value("fallbacks", nlohmann::json::array()).empty()) << recordings[i].dump(2);
-    const trace::LoadResult loaded = trace::load_trace(recordings[i].value("trace", ""));
-    ASSERT_TRUE(loaded.trace) << recordings[i].dump(2);
-    EXPECT_EQ(loaded.trace->tasks.front().kind, "memcpy") << recordings[i].dump(2);  // the step's input copy
-  }
-  EXPECT_GE(counts(r.output).at("replayed_seen"), 150) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("multiscale 300").output));
-}
-
 // The inference service as bucketed_inference.py issues it (a fill kernel begins each step and
 // comes back 14 times inside it; the labels are read at the end), its trials on: each recording
 // begins only right after the program's host sync, so the fill kernels inside a step are no false

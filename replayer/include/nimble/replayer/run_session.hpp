@@ -192,13 +192,6 @@ struct Recording {
   std::size_t mismatches_in_one_iteration = 0;
   std::size_t mismatch_counted_at = 0;
   std::size_t fallbacks_to_side_exits = 0;  // fall-backs whose iteration went on in a side exit's recording
-  // Where the program's steps begin, if not where this recording's iterations do: the signature of
-  // the call that followed a host sync inside its iteration, after which the program went another
-  // way, and how many times at that call (a fall-back anywhere else starts the count again;
-  // RunSession::left_after_a_sync).
-  std::uint64_t left_after_sync_at = 0;
-  std::size_t left_after_sync = 0;
-  std::size_t launched_at = 0;  // the session's call count when a graph of it last launched
   std::size_t missed_entries = 0;  // a side exit's: times its parent left there and its first call did not match
   std::int64_t rank = 0;            // offered in order of rank (completed: front, failed: back)
   // A side exit's recording: the stretch after `exit_of` (its parent left there), entered only when
@@ -427,11 +420,6 @@ class RunSession {
   Recording* take_ended();  // ended_, no longer watched
   void iteration_began_at_call(const Recording& r);
   void after_failures(Recording& r);
-  // A fall-back of r, `matched` calls into its iteration: if the program waited for the GPU after
-  // the iteration's last launched graph, the calls after that wait begin its steps. Three times in a
-  // row at the same call (replayed iterations between them do not count): r is dropped and recorded
-  // again from there. True when r was dropped.
-  bool left_after_a_sync(Recording& r, std::size_t matched);
   std::size_t stale_after() const;
 
   RunOptions options_;
@@ -476,12 +464,6 @@ class RunSession {
   // A trusted recording's iteration was left and no other took over: look again without waiting
   // for staleness, at most side_exit_looks times between new recordings.
   std::atomic<bool> left_loop_{false};
-  // Calls that begin the program's steps where a recording's iterations did not (a recording left
-  // after a sync inside its iterations, dropped to be recorded again from there): the automatic
-  // range records new periods from them too (begins_a_recording). Lock-free reads.
-  static constexpr std::size_t kStepStarts = 4;
-  std::array<std::atomic<std::uint64_t>, kStepStarts> step_starts_{};
-  std::atomic<bool> realign_look_{false};  // such a recording was dropped: look again at once
   std::atomic<std::size_t> side_exit_looks_{0};
   std::vector<PrimerCall> primer_;
   SideExits side_exits_;
