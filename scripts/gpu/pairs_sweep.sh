@@ -1052,8 +1052,14 @@ except OSError as e:
     pairs regress 260 --pairs 1 resnet18_amp_adamw grad_accum epochs_eval_lastbatch bert_train
     grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
     ;;
+  107)  # the session's final code (the re-recording of part 106 reverted; the run's claims folder
+    # kept): GPU tests; the epochs program (part 106: 1.00 with the re-recording), one pair
+    ctest_gpu
+    pairs regress 150 --pairs 1 epochs_eval_lastbatch
+    grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 106)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 107)" >&2
     exit 2
     ;;
 esac
