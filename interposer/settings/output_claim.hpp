@@ -1,13 +1,14 @@
 // Which process of a program writes a trace file that no pattern tells apart: the first to claim
-// it while it lives. Workers started by torch.multiprocessing.spawn, a sweep's child processes or
-// a shell's background jobs share `-o` and have no rank; without a claim the last to exit would
-// overwrite the others' traces and summaries. Under the nimble commands a claim is a file in the
-// run's claims folder (NIMBLE_OUTPUT_CLAIMS), kept until the run ends: a worker that writes after
-// another has ended still gets its own name. Without one (libnimble.so preloaded by hand) it is an flock() on a lock file named by a
-// hash of the file's absolute path (in /tmp/nimble-claims-UID, one per output path, reused by every
-// run), held for the life of the process: the kernel lets it go when the process ends however it
-// ends, so a later run finds it free. (An abstract UNIX socket, tried first, did not hold on the GPU
-// machine: two spawned workers both bound one name, though one process could not bind it twice.)
+// it. Workers started by torch.multiprocessing.spawn, a sweep's child processes or a shell's
+// background jobs share `-o` and have no rank; without a claim the last to exit would overwrite the
+// others' traces and summaries. Under the nimble commands a claim is a file in the run's claims
+// folder (NIMBLE_OUTPUT_CLAIMS), kept until the run ends: a worker that writes after another has
+// ended still gets its own name. Without one (libnimble.so preloaded by hand) it is an flock() on a
+// lock file named by a hash of the file's absolute path (in /tmp/nimble-claims-UID, one per output
+// path, reused by every run), held for the life of the process: the kernel lets it go when the
+// process ends however it ends, so a later run finds it free. (An abstract UNIX socket, tried
+// first, did not hold on the GPU machine: two spawned workers both bound one name, though one
+// process could not bind it twice.)
 #pragma once
 
 #include <string>
