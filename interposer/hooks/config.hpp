@@ -76,8 +76,8 @@ std::string run_output_path(const Config& config, const std::string& trace_path)
 const settings::ProcessIdentity& this_process();
 
 // A path setting (NIMBLE_OUTPUT, NIMBLE_RUN_OUTPUT, NIMBLE_BENCH_OUTPUT) for this process: %p,
-// %r and the rank suffix of settings/output_path.hpp, or the pid suffix when another live process
-// of the program claimed the file first (settings/output_claim.hpp; the claim is made here).
+// %r and the rank suffix of settings/output_path.hpp, or the pid suffix when another process of the
+// run claimed the file first (settings/output_claim.hpp; the claim is made here).
 std::string this_process_path(const std::string& pattern);
 
 }  // namespace nimble::hooks

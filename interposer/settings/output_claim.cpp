@@ -68,7 +68,7 @@ bool claim_output(const std::string& path) {
   std::lock_guard<std::mutex> lock(*mu);
   if (auto it = claims->find(key); it != claims->end()) return it->second;
   const char* folder = std::getenv(output_claims.variable);
-  const bool mine = folder && *folder ? claim_in(folder, key) : hold_claim(key) >= 0 || errno != EADDRINUSE;
+  const bool mine = (folder && *folder) ? claim_in(folder, key) : (hold_claim(key) >= 0 || errno != EADDRINUSE);
   claims->emplace(key, mine);
   return mine;
 }
