@@ -344,8 +344,9 @@ std::vector<OutputFile> output_files(const std::string& output) {
       pattern += regex_escaped(std::string(1, name[i]));
     }
   }
-  if (!first.empty()) matchers.emplace_back(std::regex(pattern), first);
-  if (first.empty()) {
+  if (!first.empty()) {
+    matchers.emplace_back(std::regex(pattern), first);
+  } else {
     // No placeholder: the -o file, and the rank and process files beside it.
     const auto beside = [&](const std::string& tagged, const std::string& tag, const std::string& who) {
       const std::size_t at = tagged.rfind(tag);

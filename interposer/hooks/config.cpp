@@ -115,10 +115,10 @@ const settings::ProcessIdentity& this_process() {
 
 std::string this_process_path(const std::string& pattern) {
   settings::ProcessIdentity who = this_process();
+  const std::string path = settings::expand_output_path(pattern, who);
   // Claimed when first written, not at start: a shell or launcher that records nothing holds no file.
-  if (!settings::output_is_its_own(pattern, who)) {
-    who.output_held_elsewhere = !settings::claim_output(settings::expand_output_path(pattern, who));
-  }
+  if (settings::output_is_its_own(pattern, who) || settings::claim_output(path)) return path;
+  who.output_held_elsewhere = true;
   return settings::expand_output_path(pattern, who);
 }
 

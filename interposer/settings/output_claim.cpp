@@ -19,7 +19,7 @@
 namespace nimble::settings {
 namespace {
 
-// FNV-1a: a lock file's name, whatever the path's length.
+// FNV-1a (replayer/byte_hash.hpp's, which this CUDA-free library links nothing to reach).
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;
   for (const unsigned char c : text) {
@@ -29,15 +29,20 @@ std::uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+// The file in `folder` that stands for `key`: named by its hash, whatever the key's length.
+std::string claim_file(const std::string& folder, const std::string& key, const char* suffix) {
+  char name[48];
+  std::snprintf(name, sizeof name, "/%016llx.%s", static_cast<unsigned long long>(fnv1a(key)), suffix);
+  return folder + name;
+}
+
 }  // namespace
 
 int hold_claim(const std::string& key) {
   // /tmp, not $TMPDIR: every process of the program must meet the same lock whatever it was given.
   const std::string folder = "/tmp/nimble-claims-" + std::to_string(::getuid());
   if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST) return -1;
-  char name[32];
-  std::snprintf(name, sizeof name, "/%016llx.lock", static_cast<unsigned long long>(fnv1a(key)));
-  const int fd = ::open((folder + name).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  const int fd = ::open(claim_file(folder, key, "lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno == EWOULDBLOCK ? EADDRINUSE : errno;
@@ -49,9 +54,7 @@ int hold_claim(const std::string& key) {
 }
 
 bool claim_in(const std::string& folder, const std::string& key) {
-  char name[32];
-  std::snprintf(name, sizeof name, "/%016llx.claim", static_cast<unsigned long long>(fnv1a(key)));
-  const int fd = ::open((folder + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd = ::open(claim_file(folder, key, "claim").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return errno != EEXIST;
   ::close(fd);
   return true;
