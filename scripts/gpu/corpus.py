@@ -135,6 +135,14 @@ CORPUS = [
     # Multi-scale training: the input size cycles through three every 10 steps (a recording each).
     ("multiscale_train", ["multiscale_train.py"], 150, {}, ("deterministic", "benchmark")),
     ("multiscale_zero_first", ["multiscale_train.py"], 150, {"ZERO_GRAD_AT": "before"}, ("deterministic", "benchmark")),
+    # A seventh set (2026-12-01), unseen before their first run: a Fourier neural operator (cuFFT inside
+    # the model and the data); a mixture-of-experts LM whose routing syncs with the host and changes
+    # the experts' shapes every step; DP-SGD's per-sample gradients through torch.func's vmap(grad);
+    # a CuPy reaction-diffusion solver (cuFFT plans cached by CuPy, an ElementwiseKernel, cuRAND).
+    ("fno_train", ["fno_train.py"], 150, {}, ("deterministic", "benchmark")),
+    ("moe_train", ["moe_train.py"], 100, {}, ("deterministic", "benchmark")),
+    ("per_sample_grads", ["per_sample_grads.py"], 150, {}, ("deterministic", "benchmark")),
+    ("cupy_spectral", ["cupy_spectral.py"], 200, {}, ("default",)),
 ]
 
 

@@ -1058,8 +1058,51 @@ except OSError as e:
     pairs regress 150 --pairs 1 epochs_eval_lastbatch
     grep -h 'nimble run: recording' "$out/$part"-*/*.run.log | cut -c1-300
     ;;
+  108)  # four programs never run under nimble before (a Fourier neural operator, a mixture-of-experts
+    # LM with host-synced routing, DP-SGD's per-sample gradients by torch.func, a CuPy spectral
+    # solver): one interleaved pair each, both modes
+    pairs new7 330 --pairs 1 fno_train moe_train per_sample_grads cupy_spectral
+    pairs new7-bench 240 --pairs 1 --mode benchmark fno_train moe_train per_sample_grads
+    grep -H 'Error\|Traceback' "$out/$part"-new7*/*.log 2>/dev/null | head
+    grep -h 'nimble run:' "$out/$part"-new7*/*.run.log 2>/dev/null | cut -c1-400 | head -40
+    ;;
+  109)  # part 108's open questions: the mixture-of-experts LM (nothing repeats) read 0.952 in benchmark
+    # mode: two pairs with the idle library, and one with nimble run's library state off
+    # (NIMBLE_RUN_SKIP_LIBRARY=0); do two plain FNO processes in benchmark mode differ (part 108: not
+    # identical from step 11)?; DP-SGD's per-sample gradients (dropped for moving buffers) on trial
+    pairs moe-bench 200 --pairs 2 --idle --mode benchmark moe_train
+    pairs moe-bench-nolib 120 --pairs 1 --mode benchmark --run run:NIMBLE_RUN_SKIP_LIBRARY=0 moe_train
+    cd "$root/tests/programs"
+    for k in 1 2; do
+      STEPS=150 CORPUS_MODE=benchmark timeout 60 python3 fno_train.py 2>/dev/null | grep '^CORPUS' > "$out/fno-plain-bench-$k.txt"
+    done
+    python3 -c 'import json, sys
+a, b = (json.loads(open(f).read()[7:]) for f in sys.argv[1:])
+d = [i for i, (x, y) in enumerate(zip(a["step_digests"], b["step_digests"])) if x != y]
+print("fno_train, two plain processes in benchmark mode:", "identical" if not d else "first differ at step %d (%d of %d steps differ)" % (d[0], len(d), len(a["step_digests"])))' \
+      "$out/fno-plain-bench-1.txt" "$out/fno-plain-bench-2.txt" | tee "$out/fno-plain-bench.txt"
+    cd "$root/scripts/gpu"
+    pairs dpsgd-moving 150 --pairs 1 --run run:NIMBLE_RUN_TRIAL_MOVING=1 per_sample_grads
+    grep -h 'nimble run:' "$out/$part"-*/*.run.log 2>/dev/null | grep -v 'replaying /\|trace /' | cut -c1-300 | head -40
+    ;;
+  110)  # where the mixture-of-experts LM's host time goes (part 109: +0.5-1.8 ms of CPU a step under
+    # nimble run, +0.2 idle, for ~1480 calls and 33 host syncs a step): NIMBLE_HOST_TIMES tables of
+    # the idle library, nimble run and nimble run without library state, benchmark mode, 200 steps, one vCPU
+    (
+      cd "$root/tests/programs"
+      export STEPS=200 CORPUS_MODE=benchmark
+      lib="$root/build-gpu/lib/libnimble.so" nim="$root/build-gpu/bin/nimble"
+      LD_PRELOAD=$lib NIMBLE_HOST_TIMES=1 taskset -c 5 python3 moe_train.py > "$out/110-idle-ht.log" 2>&1
+      NIMBLE_HOST_TIMES=1 taskset -c 5 "$nim" run -o "$out/110-run.json" -- python3 moe_train.py > "$out/110-run-ht.log" 2>&1
+      NIMBLE_HOST_TIMES=1 NIMBLE_RUN_SKIP_LIBRARY=0 taskset -c 5 "$nim" run -o "$out/110-nolib.json" -- python3 moe_train.py \
+        > "$out/110-nolib-ht.log" 2>&1
+    )
+    python3 "$root/scripts/gpu/host_times_diff.py" "$out/110-idle-ht.log" "$out/110-run-ht.log" "$out/110-nolib-ht.log" \
+      > "$out/110-host-times.txt"
+    head -45 "$out/110-host-times.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 107)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 110)" >&2
     exit 2
     ;;
 esac
