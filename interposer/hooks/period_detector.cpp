@@ -94,6 +94,51 @@ std::vector<std::size_t> EarlierOccurrences::distances(std::size_t longest) cons
   return out;
 }
 
+namespace {
+// The rolling hash's base (odd: multiplying by it is a bijection modulo 2^64) and its kGram-th power.
+constexpr std::uint64_t kGramBase = 0x9e3779b97f4a7c15ULL;
+constexpr std::uint64_t power(std::uint64_t base, std::size_t exponent) {
+  std::uint64_t result = 1;
+  for (std::size_t i = 0; i < exponent; ++i) result *= base;
+  return result;
+}
+constexpr std::uint64_t kGramBaseToK = power(kGramBase, PeriodCandidates::kGram);
+}  // namespace
+
+void PeriodCandidates::push(std::uint64_t value) {
+  std::uint64_t& slot = last_[pushed_ % kGram];
+  gram_ = gram_ * kGramBase + value;
+  if (pushed_ >= kGram) gram_ -= slot * kGramBaseToK;  // the entry kGram back leaves the gram
+  slot = value;
+  ++pushed_;
+  ++kept_;
+  grams_.push(gram_);
+}
+
+void PeriodCandidates::drop_front(std::size_t count) {
+  count = std::min(count, kept_);
+  kept_ -= count;
+  grams_.drop_front(count);
+}
+
+void PeriodCandidates::clear() {
+  *this = PeriodCandidates();
+}
+
+std::vector<std::size_t> PeriodCandidates::distances(std::size_t longest) const {
+  std::vector<std::size_t> out;
+  if (kept_ == 0) return out;
+  const std::uint64_t last = last_[(pushed_ - 1) % kGram];
+  const std::size_t short_end = std::min({kGram - 1, longest, kept_ - 1});
+  for (std::size_t p = 1; p <= short_end; ++p) {
+    if (last_[(pushed_ - 1 - p) % kGram] == last) out.push_back(p);
+  }
+  for (const std::size_t p : grams_.distances(longest)) {
+    if (p >= kGram) out.push_back(p);
+  }
+  return out;
+}
+
 std::size_t smallest_repeating_period(const std::vector<std::uint64_t>& seq, std::size_t repeats,
                                       std::size_t max_period, std::size_t min_span,
                                       const std::vector<bool>* kernel) {

@@ -64,6 +64,31 @@ class EarlierOccurrences {
   std::uint64_t base_ = 0;  // absolute index of the first entry kept
 };
 
+// Where a period ending at the log's last entry may begin, for period_explaining: every p < kGram
+// at which the last entry occurred before, and every longer p at which the last kGram entries
+// occurred before. A period's run check compares at least p entries (two copies at least), so
+// one of kGram entries or more has the last kGram equal to those p before: every period
+// period_explaining can take is among these. The last entry alone gave thousands: a mixture of
+// experts syncs every few tasks to read each expert's token count, the same copy and sync each
+// time amid shapes that follow the routing, and every earlier sync was a candidate at every sync
+// (60,000 host instructions a launch on the CPU probe, overhead-routed).
+class PeriodCandidates {
+ public:
+  static constexpr std::size_t kGram = 16;
+  void push(std::uint64_t value);
+  void drop_front(std::size_t count);  // the log's first `count` entries are gone
+  void clear();
+  // The candidates p, 1 <= p <= longest, p within the log kept, increasing.
+  std::vector<std::size_t> distances(std::size_t longest) const;
+
+ private:
+  std::array<std::uint64_t, kGram> last_{};  // the last kGram entries, the newest at (pushed_ - 1) % kGram
+  std::size_t pushed_ = 0;                   // entries pushed since clear()
+  std::size_t kept_ = 0;                     // entries in the log
+  std::uint64_t gram_ = 0;                   // rolling hash of the last kGram entries
+  EarlierOccurrences grams_;                 // gram_ after each entry
+};
+
 // A run of identical blocks that tiles nearly all of a period: a program that reads its loss on
 // the host only every N steps has a period of N steps between syncs, and one step is the
 // iteration worth recording (N steps would be N times the graphs, and N times longer to find and
@@ -201,7 +226,7 @@ class AutoRange {
   Options options_;
   std::vector<std::uint64_t> history_;
   std::vector<bool> kernels_;  // parallel to history_
-  EarlierOccurrences earlier_;  // of history_
+  PeriodCandidates earlier_;  // of history_
   Phase phase_ = Phase::Detecting;
   std::size_t total_ = 0;
   std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)

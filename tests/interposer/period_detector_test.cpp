@@ -397,8 +397,12 @@ TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
     for (std::size_t k = 0; k < kernel.size(); ++k) kernel[k] = next() % 4 == 0;
     const std::size_t span = next() % (seq.size() + 2), repeats = 2 + next() % 2, min_span = next() % 12;
     const std::size_t max_period = 1 + next() % 30;
-    EarlierOccurrences earlier;  // (AutoRange's way: from where the last entry occurred before)
-    for (std::uint64_t v : seq) earlier.push(v);
+    EarlierOccurrences earlier;  // (from where the last entry occurred before)
+    PeriodCandidates candidates;  // (AutoRange's way: from where the last kGram entries did, or the last for short p)
+    for (std::uint64_t v : seq) {
+      earlier.push(v);
+      candidates.push(v);
+    }
     const std::vector<std::size_t> distances = earlier.distances(max_period);
     const std::vector<bool>* const kinds[] = {nullptr, &kernel};
     for (const std::vector<bool>* marks : kinds) {
@@ -407,6 +411,8 @@ TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
           << "round " << round << ", " << seq.size() << " entries";
       ASSERT_EQ(period_explaining(seq, distances, span, repeats, max_period, min_span, marks), want)
           << "round " << round << ", from earlier occurrences";
+      ASSERT_EQ(period_explaining(seq, candidates.distances(max_period), span, repeats, max_period, min_span, marks), want)
+          << "round " << round << ", from the candidates";
       found += want != 0;
     }
   }
@@ -447,6 +453,64 @@ TEST(EarlierOccurrences, GivesEveryDistanceBackToTheLastEntryWithinTheLogKept) {
   earlier.push(7);
   earlier.push(7);
   EXPECT_EQ(earlier.distances(10), (std::vector<std::size_t>{1}));  // nothing from before the clear
+}
+
+// The candidates AutoRange tries hold every period there is, for periods longer than the gram
+// too, in a log whose front goes now and then: period_explaining finds from them what trying
+// every period finds.
+TEST(PeriodCandidates, HoldEveryPeriodOfTheLogKept) {
+  std::uint64_t state = 7;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  PeriodCandidates candidates;
+  std::vector<std::uint64_t> log;
+  int found = 0, found_long = 0;
+  for (int block_round = 0; block_round < 400; ++block_round) {
+    // A block of up to 80 entries from few values, repeated 2-4 times, with noise between blocks.
+    const std::size_t period = 1 + next() % 80, copies = 2 + next() % 3;
+    std::vector<std::uint64_t> block(period);
+    for (auto& v : block) v = next() % 4;
+    for (std::size_t i = 0, noise = next() % 5; i < noise; ++i) block.insert(block.begin(), 10 + next() % 3);
+    for (std::size_t c = 0; c < copies; ++c) {
+      for (std::uint64_t v : block) {
+        log.push_back(v);
+        candidates.push(v);
+        if (next() % 500 == 0) {  // the front goes, as AutoRange trims its history
+          const std::size_t count = next() % (log.size() + 1);
+          log.erase(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(count));
+          candidates.drop_front(count);
+        }
+        if (log.empty() || next() % 7 != 0) continue;
+        const std::size_t max_period = 1 + next() % 120, span = next() % 60, repeats = 2 + next() % 2;
+        const std::size_t min_span = next() % 40;
+        const std::size_t want = period_explaining(log, span, repeats, max_period, min_span);
+        ASSERT_EQ(period_explaining(log, candidates.distances(max_period), span, repeats, max_period, min_span), want)
+            << "round " << block_round << ", " << log.size() << " kept";
+        found += want != 0;
+        found_long += want >= PeriodCandidates::kGram;
+      }
+    }
+  }
+  EXPECT_GT(found, 500);
+  EXPECT_GT(found_long, 200);  // periods the grams hold, not only the short ones checked directly
+  candidates.clear();
+  EXPECT_TRUE(candidates.distances(10).empty());
+}
+
+// A mixture of experts reads each expert's token count: the same copy and sync every few tasks,
+// amid launches whose shapes follow the routing. Every earlier sync is a distance at which the
+// last entry occurred before; few are one at which the last kGram entries did.
+TEST(PeriodCandidates, AreFewWhereOnlyTheSyncRecursAmidShapesThatFollowTheData) {
+  std::uint64_t state = 3;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  EarlierOccurrences earlier;
+  PeriodCandidates candidates;
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint64_t v = i % 8 == 7 ? kSync : i % 2 == 0 ? 5000 + next() % 256 : 7;
+    earlier.push(v);
+    candidates.push(v);
+  }
+  EXPECT_GT(earlier.distances(1 << 15).size(), 2000u);
+  EXPECT_LT(candidates.distances(1 << 15).size(), 4u);
 }
 
 TEST(AutoRange, IdenticalLayersWithAHeadAreNotASubPeriod) {

@@ -872,6 +872,12 @@ struct OverheadLoop {
   int events_every = 0;
   // With `unrepeating`: iterations from this one on repeat (a loop after set-up that never does).
   int repeats_from = 1 << 30;
+  // > 0: after every this many launches a small copy to the host and a sync, as a mixture of
+  // experts' routing reads each expert's token count (torch.where); `routed`: scale's grid follows
+  // that data, one of 256 values drawn each time, so its shapes rarely repeat in order.
+  int syncs_every = 0;
+  bool routed = false;
+  std::uint32_t routing = 1;
   CUevent event = nullptr;
   void run(int from, int to) {
     static float host[256];
@@ -885,7 +891,11 @@ struct OverheadLoop {
       void* fill_args[] = {&parts.b, &m};
       for (int k = 0; k < kernels; ++k) {
         if (k % 2 == 0) {
-          const unsigned grid = unrepeating && i < repeats_from ? 2 + static_cast<unsigned>(i) : 2;
+          unsigned grid = unrepeating && i < repeats_from ? 2 + static_cast<unsigned>(i) : 2;
+          if (routed) {
+            routing = routing * 1664525u + 1013904223u;
+            grid = 2 + (routing >> 24);
+          }
           cuLaunchKernel(parts.scale, grid, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
         } else {
           cuLaunchKernel(parts.fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
@@ -893,6 +903,10 @@ struct OverheadLoop {
         if (events_every > 0 && k % events_every == events_every - 1) {
           cuEventRecord(event, nullptr);
           cuStreamWaitEvent(nullptr, event, 0);
+        }
+        if (syncs_every > 0 && k % syncs_every == syncs_every - 1) {
+          cuMemcpyDtoHAsync(host, parts.b, 8, nullptr);
+          cuStreamSynchronize(nullptr);
         }
       }
       cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
@@ -915,11 +929,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
-             int period = 0, int events_every = 0, int repeats_from = 1 << 30) {
+             int period = 0, int events_every = 0, int repeats_from = 1 << 30, int syncs_every = 0, bool routed = false) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
   OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
-                    events_every, repeats_from};
+                    events_every, repeats_from, syncs_every, routed};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -1133,6 +1147,9 @@ int main(int argc, char** argv) {
   if (mode == "overhead-rotating") return overhead(400, 200, false, false, false, 3);
   if (mode == "overhead-moving") return overhead(400, 200, false, false, false, 1 << 20);
   if (mode == "overhead-events") return overhead(2000, 200, false, false, false, 0, 2);
+  // A mixture of experts' steps (moe_train.py): a copy and a sync after every sixth launch, and
+  // launch shapes that follow the routing, so no period repeats and every sync is a place to look.
+  if (mode == "overhead-routed") return overhead(2000, 200, false, false, false, 0, 0, 1 << 30, 6, true);
   // Iterations of 4 launches, a copy and a sync (6 calls): shorter than nimble run's minimum; as
   // many launches in the second half as the modes above.
   if (mode == "service") return service(argc > 2 ? std::atoi(argv[2]) : 2000);
