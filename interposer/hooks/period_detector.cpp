@@ -57,27 +57,51 @@ std::size_t period_explaining(const std::vector<std::uint64_t>& seq, const std::
   return 0;
 }
 
+std::uint64_t& EarlierOccurrences::last_of(std::uint64_t value) {
+  if (2 * (used_ + 1) > last_.size()) rebuild(std::max<std::size_t>(64, 4 * (used_ + 1)));
+  const std::size_t mask = last_.size() - 1;
+  for (std::size_t i = static_cast<std::size_t>((value * 0x9e3779b97f4a7c15ULL) >> 32) & mask;; i = (i + 1) & mask) {
+    Slot& slot = last_[i];
+    if (slot.where == 0) {
+      slot.value = value;
+      ++used_;
+      return slot.where;
+    }
+    if (slot.value == value) return slot.where;
+  }
+}
+
+void EarlierOccurrences::rebuild(std::size_t capacity) {
+  std::size_t size = 64;
+  while (size < capacity) size *= 2;
+  std::vector<Slot> old(size);
+  old.swap(last_);
+  used_ = 0;
+  for (const Slot& slot : old) {
+    if (slot.where > base_) last_of(slot.value) = slot.where;  // (values last seen before the log are forgotten)
+  }
+}
+
 void EarlierOccurrences::push(std::uint64_t value) {
   const std::uint64_t here = base_ + previous_.size() + 1;
-  auto [it, first] = last_.try_emplace(value, here);
-  previous_.push_back(first ? 0 : it->second);
-  it->second = here;
+  std::uint64_t& last = last_of(value);
+  previous_.push_back(last);
+  last = here;
 }
 
 void EarlierOccurrences::drop_front(std::size_t count) {
   count = std::min(count, previous_.size());
   previous_.erase(previous_.begin(), previous_.begin() + static_cast<std::ptrdiff_t>(count));
   base_ += count;
-  // Values last seen before the log's start are forgotten once they could be half the map (a
+  // Values last seen before the log's start are forgotten once they could be half the table (a
   // program whose shapes keep changing would grow it without end).
-  if (last_.size() > 2 * previous_.size() + 64) {
-    for (auto it = last_.begin(); it != last_.end();) it = it->second <= base_ ? last_.erase(it) : std::next(it);
-  }
+  if (used_ > 2 * previous_.size() + 64) rebuild(4 * previous_.size());
 }
 
 void EarlierOccurrences::clear() {
   previous_.clear();
   last_.clear();
+  used_ = 0;
   base_ = 0;
 }
 

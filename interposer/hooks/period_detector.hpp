@@ -59,8 +59,18 @@ class EarlierOccurrences {
   std::vector<std::size_t> distances(std::size_t longest) const;
 
  private:
+  // value -> 1 + the absolute index of its last occurrence, in an open-addressing table (linear
+  // probing; `where` 0: an empty slot): a log of values mostly new (shapes that follow the data)
+  // made a node allocation and free per entry in a node-based map.
+  struct Slot {
+    std::uint64_t value = 0, where = 0;
+  };
+  std::uint64_t& last_of(std::uint64_t value);  // its slot's `where` (0 when new)
+  void rebuild(std::size_t capacity);           // into `capacity` slots, values last seen before the log forgotten
+
   std::vector<std::uint64_t> previous_;  // per entry kept: 1 + the absolute index of its previous occurrence (0: none)
-  std::unordered_map<std::uint64_t, std::uint64_t> last_;  // value -> 1 + the absolute index of its last occurrence
+  std::vector<Slot> last_;
+  std::size_t used_ = 0;    // slots taken
   std::uint64_t base_ = 0;  // absolute index of the first entry kept
 };
 
