@@ -48,18 +48,24 @@ void show_to_window(RecorderState& s, const TaskCall& call, std::uint32_t correl
                          thread, correlation, arms, /*watched=*/call.kind != trace::TaskKind::HostFunc);
 }
 // Shows the call to the window; one that did not open it was looked at (the summary's "looking").
-// Returns whether the window is capturing.
+// Returns whether the window is capturing. The host time is sampled: one call in kLookTimedEvery
+// is timed and counts for as many (two clock reads were a tenth of a look's instructions).
+constexpr std::size_t kLookTimedEvery = 16;
 bool look_at(RecorderState& s, const TaskCall& call, std::uint32_t correlation = 0) {
-  if (!config().run) {  // only nimble run's summary says what looking cost: no clock reads for nothing
-    show_to_window(s, call, correlation);
-    return s.engine->capturing();
-  }
-  const auto start = std::chrono::steady_clock::now();
+  // Only nimble run's summary says what looking cost: no clock reads for nothing. (Under the
+  // recorder's lock: the count and the sample agree.)
+  const bool counted = config().run;
+  const bool timed = counted && g_calls_looked_at.load(std::memory_order_relaxed) % kLookTimedEvery == 0;
+  std::chrono::steady_clock::time_point start;
+  if (timed) start = std::chrono::steady_clock::now();
   show_to_window(s, call, correlation);
   if (s.engine->capturing()) return true;
+  if (!counted) return false;
   g_calls_looked_at.fetch_add(1, std::memory_order_relaxed);
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-  g_look_ns.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  if (timed) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    g_look_ns.fetch_add(kLookTimedEvery * static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
   return false;
 }
 std::atomic<int> g_program_captures{0};
