@@ -56,7 +56,7 @@ count() {
   echo "$name|$mode|$total|$(python3 scripts/callgrind_share.py "$file")|$summary" >> "$out/counts"
 }
 : > "$out/counts"
-for mode in overhead overhead-same overhead-unrepeating overhead-events overhead-short; do
+for mode in overhead overhead-same overhead-unrepeating overhead-events overhead-short overhead-routed; do
   command=(); count "plain" "$mode"
   command=(); count "idle (preloaded, no mode)" "$mode" LD_PRELOAD="$build/lib/libnimble.so"
 done
@@ -71,6 +71,9 @@ count "automatic range, recording dropped" overhead NIMBLE_RUN_TRIAL=3 NIMBLE_RU
 count "automatic range, looking (no period repeats, never resting)" overhead-unrepeating NIMBLE_RUN_LOOK=0
 # Nothing repeats in its first 131072 tasks: nimble run rests for 393216 calls, the whole second half.
 count "automatic range, resting between looks (no period repeats)" overhead-unrepeating
+# A mixture of experts: a copy and a sync after every sixth launch, shapes that follow the routing
+# (every earlier sync was a candidate period at every sync until 2026-12-01: 60,385 a launch).
+count "automatic range, looking (syncs every 6 launches, shapes follow the data, never resting)" overhead-routed NIMBLE_RUN_LOOK=0
 # Iterations of 6 calls, below NIMBLE_RUN_ITERATION_SHORTEST: passed over, nothing looked at while
 # the loop goes on.
 count "automatic range, looking (a loop shorter than the minimum, never resting)" overhead-short NIMBLE_RUN_LOOK=0
