@@ -1101,8 +1101,18 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
       > "$out/110-host-times.txt"
     head -45 "$out/110-host-times.txt"
     ;;
+  111)  # periods looked for where the last 16 tasks occurred before (not the last task alone): GPU
+    # tests; the mixture-of-experts LM (part 109: 0.953 in benchmark mode, idle 0.968), two pairs with
+    # the idle library, and deterministic, one pair; regression programs whose steps the range must
+    # still find (epochs with eval, GPT-2 forward, BERT, the service), one pair each
+    ctest_gpu
+    pairs moe-bench 220 --pairs 2 --idle --mode benchmark moe_train
+    pairs moe 120 --pairs 1 moe_train
+    pairs regress 220 --pairs 1 epochs_eval_lastbatch gpt2_forward bert_train bucketed_inference:200
+    grep -h 'automatic range looked' "$out/$part"-*/*.run.log | cut -c1-200
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 110)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 111)" >&2
     exit 2
     ;;
 esac
