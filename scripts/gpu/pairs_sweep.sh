@@ -1111,8 +1111,15 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     pairs regress 220 --pairs 1 epochs_eval_lastbatch gpt2_forward bert_train bucketed_inference:200
     grep -h 'automatic range looked' "$out/$part"-*/*.run.log | cut -c1-200
     ;;
+  112)  # the mixture-of-experts LM's 5% in benchmark mode (part 111: 0.952, idle 0.988): state kept and
+    # nothing looked at (a cudaProfilerStart that never comes), two pairs; the same without library
+    # state, one pair
+    pairs moe-bench-given 220 --pairs 2 --mode benchmark --run run:--capture-range=cudaProfilerApi moe_train
+    pairs moe-bench-given-nolib 120 --pairs 1 --mode benchmark \
+      --run run:--capture-range=cudaProfilerApi,NIMBLE_RUN_SKIP_LIBRARY=0 moe_train
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 111)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 112)" >&2
     exit 2
     ;;
 esac
