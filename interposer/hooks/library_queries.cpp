@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "memo_pace.hpp"
 #include "signature.hpp"
 
 namespace nimble::hooks {
@@ -28,6 +29,7 @@ struct Kept {
   std::mutex mu;
   std::unordered_map<std::uint64_t, Answer> answers;
   QueryStats stats;
+  MemoPace pace;
 };
 Kept& kept() {
   static auto* k = new Kept();
@@ -46,6 +48,11 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
   if (!desc || !a || !b || !c || !d || !preference || !results || !returned || requested <= 0) {
     return real(handle, desc, a, b, c, d, preference, requested, results, returned);
   }
+  Kept& k = kept();
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (!k.pace.consult()) return real(handle, desc, a, b, c, d, preference, requested, results, returned);
+  }
   // The descriptors' contents as the program made them (their structs hold uninitialised bytes).
   std::uint64_t key = signature_of("cublasLtMatmulAlgoGetHeuristic", reinterpret_cast<std::uintptr_t>(handle), requested);
   for (const void* descriptor : {static_cast<const void*>(desc), static_cast<const void*>(a), static_cast<const void*>(b),
@@ -55,7 +62,6 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
     if (!part) return real(handle, desc, a, b, c, d, preference, requested, results, returned);
     key = mix(key, *part);
   }
-  Kept& k = kept();
   {
     std::lock_guard<std::mutex> lock(k.mu);
     auto it = k.answers.find(key);
@@ -64,6 +70,7 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
       std::memcpy(results, answer.results.data(), answer.results.size() * sizeof *results);
       *returned = static_cast<int>(answer.results.size());
       ++k.stats.answered;
+      k.pace.looked(true);
       return answer.status;
     }
   }
@@ -71,6 +78,7 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
   const int count = status == CUBLAS_STATUS_SUCCESS ? std::max(0, std::min(*returned, requested)) : 0;
   std::lock_guard<std::mutex> lock(k.mu);
   ++k.stats.asked;
+  k.pace.looked(false);
   auto it = k.answers.find(key);
   if (it == k.answers.end()) {
     if (k.answers.size() < kMaxAnswers) {
@@ -90,7 +98,10 @@ cublasStatus_t remembered_cublasLtMatmulAlgoGetHeuristic(AlgoGetHeuristicFn real
 QueryStats query_stats() {
   Kept& k = kept();
   std::lock_guard<std::mutex> lock(k.mu);
-  return k.stats;
+  QueryStats stats = k.stats;
+  stats.rested = k.pace.rested();
+  stats.rests = k.pace.rests();
+  return stats;
 }
 
 }  // namespace nimble::hooks

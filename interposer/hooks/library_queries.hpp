@@ -5,7 +5,8 @@
 // the same descriptors every iteration. The answer depends only on the handle, the descriptors'
 // contents (followed from the program's calls, library_keys.hpp) and the count asked for; it is
 // kept once two calls with the same inputs gave the same answer, and handed back from then on,
-// whenever nimble run runs (remembers_queries_now).
+// whenever nimble run runs (remembers_queries_now), unless the memo rests because its answers
+// were too rarely asked for again (memo_pace.hpp).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,8 @@ struct QueryStats {
   std::size_t answered = 0;     // calls answered from what was kept
   std::size_t asked = 0;        // calls that went to the library
   std::size_t unstable = 0;     // inputs whose answers differed between two calls (never kept)
+  std::size_t rested = 0;       // calls that went to the library while the memo rested (memo_pace.hpp)
+  std::size_t rests = 0;        // times it rested: windows in which it answered fewer than half
 };
 QueryStats query_stats();
 

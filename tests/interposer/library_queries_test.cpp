@@ -1,6 +1,7 @@
 // The cuBLASLt heuristics kept by nimble run: asked twice, answered from memory from then on, and
 // always asked when two answers for the same inputs differ.
 #include "library_queries.hpp"
+#include "memo_pace.hpp"
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,39 @@ TEST(RememberedHeuristics, ChangingAnswersAreAlwaysAsked) {
   EXPECT_EQ(query_stats().unstable - before.unstable, 1u);
   EXPECT_EQ(query_stats().answered, before.answered);
   g_unstable = false;
+}
+
+// Shapes that follow the data (a mixture of experts' routing): inputs rarely come again, and a
+// window of queries that the memory answered fewer than half of makes it rest, the queries going
+// straight to the library, even for inputs it holds; it is asked again after the rest.
+TEST(RememberedHeuristics, AMemoryRarelyAskedForTheSameInputsRests) {
+  g_asked = 0;
+  g_unstable = false;
+  Inputs kept;
+  kept.desc.data[0] = 0x77;
+  const std::int32_t epilogue = 2;  // inputs no other test uses
+  after_cublasLtMatmulDescSetAttribute(&kept.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+  kept.ask();
+  kept.ask();
+  const QueryStats before = query_stats();
+  kept.ask();
+  ASSERT_EQ(query_stats().answered - before.answered, 1u) << "kept: answered from memory";
+  Inputs changing;
+  for (std::int64_t rows = 1; rows <= static_cast<std::int64_t>(MemoPace::kWindow); ++rows) {
+    after_cublasLtMatrixLayoutSetAttribute(&changing.layouts[0], CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows);
+    changing.ask();  // a new shape each time
+  }
+  const QueryStats rested = query_stats();
+  EXPECT_EQ(rested.rests - before.rests, 1u);
+  const int asked = g_asked;
+  kept.ask();
+  EXPECT_EQ(g_asked, asked + 1) << "the memory rests: the library answers";
+  EXPECT_EQ(query_stats().answered, rested.answered);
+  EXPECT_EQ(query_stats().rested - rested.rested, 1u);
+  for (std::size_t i = 1; i < MemoPace::kFirstRest; ++i) kept.ask();  // the rest's other calls
+  const QueryStats after = query_stats();
+  kept.ask();
+  EXPECT_EQ(query_stats().answered - after.answered, 1u) << "after the rest, answered from memory again";
 }
 
 // Answered from memory whenever nimble run runs (between replayed iterations, in a trial's plain
