@@ -123,6 +123,11 @@ replayer::HookCounts hook_counts() {
           g_program_calls.load(std::memory_order_relaxed)};
 }
 
+replayer::HeuristicsCounts heuristics_counts() {
+  const QueryStats q = query_stats();
+  return {q.answered, q.asked, q.unstable, q.rested, q.rests};
+}
+
 // What the summary takes from the hooks: each recording's setup and graph statistics, the
 // heuristics answered from memory.
 replayer::RunReportInput report_input(const RunState& r) {
@@ -130,8 +135,7 @@ replayer::RunReportInput report_input(const RunState& r) {
   for (std::size_t i = 0; i < r.session->recordings().size() && i < r.executors.size(); ++i) {
     in.extras.push_back({r.setups[i], graph_stats(*r.executors[i], r.session->recordings()[i]->plan)});
   }
-  const QueryStats q = query_stats();
-  in.heuristics = {q.answered, q.asked, q.unstable};
+  in.heuristics = heuristics_counts();
   return in;
 }
 
@@ -567,7 +571,7 @@ void run_nothing_recorded(const std::string& why) {
   // The session that rested between looks knows the calls it saw; otherwise an empty one.
   const replayer::RunSession nothing(replayer::RunOptions{}, &cuda_knows_address, &now_ns);
   const trace::json summary =
-      replayer::nothing_recorded_json(r ? *r->session : nothing, trace_output_path(), why, hook_counts());
+      replayer::nothing_recorded_json(r ? *r->session : nothing, trace_output_path(), why, hook_counts(), heuristics_counts());
   if (auto error = trace::write_file_atomically(path, trace::pretty_json(summary) + "\n")) {
     say("could not write " + path + ": " + *error);
   }

@@ -27,10 +27,15 @@ std::string library_text(const LibraryMemo& memo) {
 }
 
 std::string heuristics_text(const HeuristicsCounts& q) {
-  if (!q.answered && !q.asked) return "";
-  char line[300];
-  std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s\n", q.answered,
-                q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "");
+  if (!q.answered && !q.asked && !q.rested) return "";
+  char line[400];
+  char rested[200] = "";
+  if (q.rests) {
+    std::snprintf(rested, sizeof rested, "; %zu asked without a look, the memory resting %zu time(s): its answers were rarely asked for again",
+                  q.rested, q.rests);
+  }
+  std::snprintf(line, sizeof line, "nimble run: cuBLASLt heuristics: %zu answered from memory, %zu asked%s%s\n", q.answered,
+                q.asked, q.unstable ? " (some inputs gave changing answers: always asked)" : "", rested);
   return line;
 }
 
@@ -262,6 +267,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"look_rests", session.look_rests()},
                          {"side_threads", side_threads_json(in.hooks.side_threads)},
                          {"looking", looking_json(in.hooks.looking)},
+                         {"heuristics", heuristics_json(in.heuristics)},
                          {"guard", guard_json(session.guard())}};
   summary["guard"]["program_calls"] = in.hooks.program_calls;
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
@@ -287,6 +293,11 @@ trace::json guard_json(const ProcessGuard& guard) {
   return out;
 }
 
+trace::json heuristics_json(const HeuristicsCounts& q) {
+  return {{"answered_from_memory", q.answered}, {"asked", q.asked}, {"unstable", q.unstable},
+          {"asked_while_memory_rested", q.rested}, {"memory_rests", q.rests}};
+}
+
 trace::json looking_json(const LookCounts& counts) {
   return {{"looks", counts.looks}, {"calls_looked_at", counts.calls}, {"host_ms", static_cast<double>(counts.host_ns) / 1e6}};
 }
@@ -296,8 +307,8 @@ trace::json side_threads_json(const SideThreadCounts& counts) {
 }
 
 trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
-                                  const HookCounts& hooks) {
-  trace::json summary = run_summary_json({session, trace_path, {}, {}, {}, hooks});
+                                  const HookCounts& hooks, const HeuristicsCounts& heuristics) {
+  trace::json summary = run_summary_json({session, trace_path, {}, {}, heuristics, hooks});
   summary[kNothingReplayedBecause] = nothing_replayed_because(session, {}, why);
   return summary;
 }

@@ -153,6 +153,15 @@ TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   EXPECT_TRUE(contains(text, "the automatic range looked at 5000 call(s) for an iteration (4 look(s) again), which took "
                              "7.3 ms of the program's host time"))
       << text;
+  EXPECT_FALSE(contains(text, "memory resting")) << text;
+  in.heuristics = {3, 1, 0, 4096, 1};  // a memory that rested once
+  EXPECT_TRUE(contains(run_summary_text(in), "cuBLASLt heuristics: 3 answered from memory, 1 asked; 4096 asked without "
+                                             "a look, the memory resting 1 time(s): its answers were rarely asked for again"))
+      << run_summary_text(in);
+  const trace::json heuristics = run_summary_json(in)["heuristics"];
+  EXPECT_EQ(heuristics.value("answered_from_memory", 0), 3);
+  EXPECT_EQ(heuristics.value("asked_while_memory_rested", 0), 4096);
+  EXPECT_EQ(heuristics.value("memory_rests", 0), 1);
   in.hooks = {};  // none: no lines
   EXPECT_FALSE(contains(run_summary_text(in), "launched no kernel")) << run_summary_text(in);
   EXPECT_FALSE(contains(run_summary_text(in), "looked at")) << run_summary_text(in);
@@ -185,9 +194,12 @@ TEST(RunReport, ARecordingTriedAgainKeepsWhyItRested) {
 
 TEST(RunReport, AProcessThatRecordedNothingSaysWhatTheAutomaticRangeSaw) {
   const RunSession s = trusted_session();
-  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks", {{3, 7}, {0, 160, 1000}});
+  const trace::json j = nothing_recorded_json(s, "/tmp/t.json", "no repeating period was found in 160 tasks", {{3, 7}, {0, 160, 1000}},
+                                              {0, 40, 0, 9000, 2});
   EXPECT_EQ(j["side_threads"].value("calls", 0), 7);
   EXPECT_EQ(j["looking"].value("calls_looked_at", 0), 160);
+  EXPECT_EQ(j["heuristics"].value("asked", 0), 40);  // (the memory's work is told with nothing recorded too)
+  EXPECT_EQ(j["heuristics"].value("memory_rests", 0), 2);
   EXPECT_EQ(j.value("nothing_replayed_because", ""), "nothing was recorded: no repeating period was found in 160 tasks");
   // The fields of every summary, empty: tools read one shape.
   EXPECT_EQ(j.value("format", ""), "nimble-run");

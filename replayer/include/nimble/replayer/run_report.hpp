@@ -20,6 +20,7 @@ double mean_us(std::uint64_t ns, std::size_t n);  // 0 when n is 0
 // the whole process.
 struct HeuristicsCounts {
   std::size_t answered = 0, asked = 0, unstable = 0;
+  std::size_t rested = 0, rests = 0;  // asked straight while the memory rested, and how often it did
 };
 
 // What the hooks know of each recording (the session numbers them): what was built, and its
@@ -95,6 +96,7 @@ trace::json guard_json(const ProcessGuard& guard);
 trace::json comparison_json(const Comparison& comparison);
 std::string comparison_text(const Comparison& comparison);  // --compare's result line
 trace::json library_json(const LibraryMemo& memo, const HeuristicsCounts& heuristics);
+trace::json heuristics_json(const HeuristicsCounts& heuristics);  // the summary's "heuristics"
 trace::json never_skipped_json(const std::vector<NeverSkipped>& sites);  // each site in full
 // The exit lines, grouped: sites given up while running ("never skipped again", the summary's
 // library.never_skipped), or ruled out by the recording ("never skipped", library.never_skippable).
@@ -108,7 +110,7 @@ trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 // the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
 // period was found in ...").
 trace::json nothing_recorded_json(const RunSession& session, const std::string& trace_path, const std::string& why,
-                                  const HookCounts& hooks = {});
+                                  const HookCounts& hooks = {}, const HeuristicsCounts& heuristics = {});
 std::string run_summary_text(const RunReportInput& in);  // the lines printed at exit
 
 }  // namespace nimble::replayer
