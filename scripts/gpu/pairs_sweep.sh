@@ -1118,8 +1118,18 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     pairs moe-bench-given-nolib 120 --pairs 1 --mode benchmark \
       --run run:--capture-range=cudaProfilerApi,NIMBLE_RUN_SKIP_LIBRARY=0 moe_train
     ;;
+  113)  # the heuristics memory rests when its answers are rarely asked for again (memo_pace.hpp): GPU
+    # tests; the mixture-of-experts LM in benchmark mode, two pairs with the idle library (parts 109,
+    # 111: 0.952-0.953; without the memory 0.981-1.008); the service in benchmark mode, whose
+    # memory answers nearly every query, and BERT training, one pair each
+    ctest_gpu
+    pairs moe-bench 220 --pairs 2 --idle --mode benchmark moe_train
+    pairs service-bench 100 --pairs 1 --mode benchmark bucketed_inference:200
+    pairs regress 90 --pairs 1 bert_train
+    grep -h 'cuBLASLt heuristics' "$out/$part"-*/*.run.log | cut -c1-250
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 112)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 113)" >&2
     exit 2
     ;;
 esac
