@@ -1128,8 +1128,14 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     pairs regress 90 --pairs 1 bert_train
     grep -h 'cuBLASLt heuristics' "$out/$part"-*/*.run.log | cut -c1-250
     ;;
+  114)  # the session's final code (2026-12-01): GPU tests; the mixture-of-experts LM in benchmark mode,
+    # one pair with the idle library, its summary's "heuristics" (did the memory rest?)
+    ctest_gpu
+    pairs moe-bench 160 --pairs 1 --idle --mode benchmark moe_train
+    grep -ho '"heuristics": {[^}]*}' "$out/$part"-*/*.run.json | tr -d '\n '; echo
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 113)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 114)" >&2
     exit 2
     ;;
 esac
