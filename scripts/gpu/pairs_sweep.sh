@@ -1132,7 +1132,9 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     # one pair with the idle library, its summary's "heuristics" (did the memory rest?)
     ctest_gpu
     pairs moe-bench 160 --pairs 1 --idle --mode benchmark moe_train
-    grep -ho '"heuristics": {[^}]*}' "$out/$part"-*/*.run.json | tr -d '\n '; echo
+    for f in "$out/$part"-*/*.run.json; do
+      python3 -c 'import json, sys; print(sys.argv[1], json.load(open(sys.argv[1])).get("heuristics"))' "$f"
+    done
     ;;
   *)
     echo "pairs_sweep.sh: no part '$part' (1 to 114)" >&2
