@@ -228,7 +228,7 @@ void AutoRange::trim_history() {
   // is checked (a stretch between syncs can be longer); drop in big steps to stay amortised O(1).
   const std::size_t keep = std::max(options_.repeats * options_.max_period, match_distance_) + 1;
   if (history_.size() > 2 * keep) {
-    earlier_.drop_front(history_.size() - keep);
+    candidates_.drop_front(history_.size() - keep);
     history_.erase(history_.begin(), history_.end() - keep);
     kernels_.erase(kernels_.begin(), kernels_.end() - keep);
   }
@@ -248,7 +248,7 @@ void AutoRange::restart(int iteration) {
   from_remembered_ = false;
   history_.clear();
   kernels_.clear();
-  earlier_.clear();
+  candidates_.clear();
   phase_ = Phase::Detecting;
   last_sync_ = 0;
   last_check_ = total_;
@@ -384,7 +384,7 @@ std::size_t AutoRange::explaining_period(std::size_t span) {
   ++looks_;
   std::size_t short_loop = 0;
   const std::size_t p =
-      period_explaining(history_, earlier_.distances(options_.max_period), span, options_.repeats, options_.max_period,
+      period_explaining(history_, candidates_.distances(options_.max_period), span, options_.repeats, options_.max_period,
                         options_.min_span, options_.require_kernel ? &kernels_ : nullptr, options_.shortest, &short_loop);
   if (p == 0 && short_loop != 0 && !in_short_loop_) short_loop_since_ = total_;
   in_short_loop_ = p == 0 && short_loop != 0;
@@ -395,7 +395,7 @@ std::size_t AutoRange::explaining_period(std::size_t span) {
 void AutoRange::append(std::uint64_t signature, bool kernel) {
   history_.push_back(signature);
   kernels_.push_back(kernel);
-  earlier_.push(signature);
+  candidates_.push(signature);
   ++total_;
   const std::size_t n = history_.size();
   if (in_short_loop_ && (n <= short_loop_ || history_[n - 1] != history_[n - 1 - short_loop_])) in_short_loop_ = false;
@@ -437,7 +437,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       const bool look = host_sync || (!syncs_recently && total_ - last_check_ >= options_.check_every);
       if (!look) return Action::None;
       last_check_ = total_;
-      const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from where the last task occurred)
+      const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from the candidates)
       if (p == 0) return Action::None;
       if (host_sync && p != total_ - previous_sync && begin_sub_period(p)) return Action::None;
       begin_waiting(p, p, host_sync ? 0 : phase_after_last_sync(p), period_fingerprint(history_, p), host_sync);

@@ -226,17 +226,17 @@ class AutoRange {
   bool met_remembered() const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
-  void append(std::uint64_t signature, bool kernel);  // to history_, kernels_ and earlier_
+  void append(std::uint64_t signature, bool kernel);  // to history_, kernels_ and candidates_
   void trim_history();
 
-  // period_explaining over the history, trying only where the last task occurred before (and
-  // noting a short loop passed over).
+  // period_explaining over the history, trying only the candidates_ (where the last 16 tasks
+  // occurred before, or the last task for shorter periods), and noting a short loop passed over.
   std::size_t explaining_period(std::size_t span);
 
   Options options_;
   std::vector<std::uint64_t> history_;
   std::vector<bool> kernels_;  // parallel to history_
-  PeriodCandidates earlier_;  // of history_
+  PeriodCandidates candidates_;  // where a period ending at history_'s last task may begin
   Phase phase_ = Phase::Detecting;
   std::size_t total_ = 0;
   std::size_t last_sync_ = 0;       // total_ at the last host sync (0: none yet)
