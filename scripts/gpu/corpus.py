@@ -195,13 +195,20 @@ def identity(traces, mode):
     benchmark and autotuned modes two plain processes differ (cuDNN, or XLA, times its algorithms
     anew in each), so a nimble process that differs only from a step before any replayed work
     reached the GPU (step_segments: partial iterations count; older builds: step_replayed) differs
-    the way plain processes do; a difference from then on is nimble's to answer. In any other mode every difference counts."""
+    the way plain processes do; a difference from then on is nimble's to answer, unless a second plain
+    process (the A/A pair's, "plain2") differs from the first too: the mode is then shown not to be
+    deterministic for this program, and nothing can be said (FNO training in benchmark mode: two plain
+    processes differ from step 4). In any other mode every difference counts."""
     plain = next((t for t in traces if t["config"] == "plain"), None)
     if plain is None or plain["exit"] != 0 or not plain["line"].get("step_digests"):
         return "unknown: the plain process %s" % ("is missing" if plain is None else
                                                    "exited %s" % plain["exit"] if plain["exit"] != 0 else "printed no digests")
     reference = plain["line"]
     unexplained = []
+    plain2 = next((t for t in traces if t["config"] == "plain2" and t["exit"] == plain["exit"]), None)
+    plain2_differs = None  # where a second plain process first differs from the first, in a timed mode
+    if plain2 is not None and mode in TIMED_PER_PROCESS and plain2["line"].get("step_digests"):
+        plain2_differs = first_difference(reference["step_digests"], plain2["line"]["step_digests"])
     for t in traces:
         config, line = t["config"], t["line"]
         if t["exit"] != plain["exit"]:
@@ -219,8 +226,11 @@ def identity(traces, mode):
             return "**no** (%s from step %d; it printed no replay counts)" % (config, first)
         first_work = next((i for i, n in enumerate(counts or []) if n), None)
         if mode not in TIMED_PER_PROCESS or (first_work is not None and first >= first_work):
-            return "**no** (%s from step %d%s)" % (
-                config, first, "" if first_work is None else "; replayed work from step %d" % first_work)
+            worked = "" if first_work is None else "; replayed work from step %d" % first_work
+            if mode in TIMED_PER_PROCESS and plain2_differs is not None and config != "plain2":
+                return "n/a: %s from step %d%s, and two plain processes differ too, from step %d (%s mode is not " \
+                       "deterministic here)" % (config, first, worked, plain2_differs, mode)
+            return "**no** (%s from step %d%s)" % (config, first, worked)
         unexplained.append("%s from step %d" % (config, first))
     if unexplained:
         return "n/a: %s, before any replayed work (%s mode: plain processes differ too)" % (", ".join(unexplained), mode)

@@ -159,6 +159,16 @@ class Identity(unittest.TestCase):
         self.assertEqual(self.verdict(trace("plain2", ["a", "b", "c"])), "**no** (plain2 from step 3)")
         self.assertIn("n/a", self.verdict(trace("plain2", ["z"] * 4), mode="benchmark"))
 
+    def test_after_replayed_work_nothing_can_be_said_when_two_plain_processes_differ_too(self):
+        run = trace("run", ["a", "b", "x", "y"], [0, 1, 1, 1])
+        plain2 = trace("plain2", ["a", "q", "r", "s"])
+        self.assertEqual(self.verdict(run, plain2, mode="benchmark"),
+                         "n/a: run from step 2; replayed work from step 1, and two plain processes differ too, from "
+                         "step 1 (benchmark mode is not deterministic here)")
+        # Plain processes that agree leave the difference nimble's; deterministic mode counts it always.
+        self.assertIn("**no**", self.verdict(run, trace("plain2", ["a", "b", "c", "d"]), mode="benchmark"))
+        self.assertIn("**no**", self.verdict(run, plain2))
+
     def test_a_final_state_that_differs_is_a_difference_after_the_last_step(self):
         self.assertEqual(self.verdict(trace("run", ["a", "b", "c", "d"], [0, 1, 1, 1], final="g")),
                          "**no** (run from step 4; replayed work from step 1)")
