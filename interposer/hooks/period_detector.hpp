@@ -77,7 +77,7 @@ class EarlierOccurrences {
 // Where a period ending at the log's last entry may begin, for period_explaining: every p < kGram
 // at which the last entry occurred before, and every longer p at which the last kGram entries
 // occurred before. A period's run check compares at least p entries (two copies at least), so
-// one of kGram entries or more has the last kGram equal to those p before: every period
+// for a period of kGram entries or more the last kGram entries equal those p before: every period
 // period_explaining can take is among these. The last entry alone gave thousands: a mixture of
 // experts syncs every few tasks to read each expert's token count, the same copy and sync each
 // time amid shapes that follow the routing, and every earlier sync was a candidate at every sync
