@@ -877,6 +877,7 @@ struct OverheadLoop {
   // that data, one of 256 values drawn each time, so its shapes rarely repeat in order.
   int syncs_every = 0;
   bool routed = false;
+  bool routing_repeats = false;  // every iteration routes alike (its shapes come again each iteration)
   std::uint32_t routing = 1;
   CUevent event = nullptr;
   void run(int from, int to) {
@@ -886,6 +887,7 @@ struct OverheadLoop {
       if (i == bracket_from) cuProfilerStart();
       int n = changing ? 100 + i : 100;
       int m = 7;
+      if (routing_repeats) routing = 1;
       if (period > 0) n = m = i == 1 ? 1000 : 100 + i % period;
       void* scale_args[] = {&parts.a, &parts.b, &n};
       void* fill_args[] = {&parts.b, &m};
@@ -929,11 +931,12 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // over the second half alone. Run it idle and under `nimble run` to compare. With `record_all`,
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
-             int period = 0, int events_every = 0, int repeats_from = 1 << 30, int syncs_every = 0, bool routed = false) {
+             int period = 0, int events_every = 0, int repeats_from = 1 << 30, int syncs_every = 0, bool routed = false,
+             bool routing_repeats = false) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
   OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
-                    events_every, repeats_from, syncs_every, routed};
+                    events_every, repeats_from, syncs_every, routed, routing_repeats};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -1150,6 +1153,8 @@ int main(int argc, char** argv) {
   // A mixture of experts' steps (moe_train.py): a copy and a sync after every sixth launch, and
   // launch shapes that follow the routing, so no period repeats and every sync is a place to look.
   if (mode == "overhead-routed") return overhead(2000, 200, false, false, false, 0, 0, 1 << 30, 6, true);
+  // The same, every iteration routed alike: a period of 266 calls with 33 syncs inside.
+  if (mode == "routed-loop") return overhead(400, 200, false, false, false, 0, 0, 1 << 30, 6, true, true);
   // Iterations of 4 launches, a copy and a sync (6 calls): shorter than nimble run's minimum; as
   // many launches in the second half as the modes above.
   if (mode == "service") return service(argc > 2 ? std::atoi(argv[2]) : 2000);

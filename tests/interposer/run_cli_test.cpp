@@ -1229,6 +1229,31 @@ TEST(RunCommand, ALookThatFindsNothingRestsAndALoopThatBeginsLaterIsStillFound) 
   EXPECT_GE(looking["looking"].value("calls_looked_at", 0), 1000 * 51) << looking.dump(2);  // the unrepeating part
 }
 
+// A mixture of experts' steps (a copy and a sync after every sixth launch, shapes drawn from the
+// routing): when every step routes alike, the step is found though its 33 syncs each end a stretch
+// whose last task occurred many times before (the period is looked for where the last 16 tasks
+// recur), and replayed; when the routing never repeats, nothing is recorded. Results as plain's.
+TEST(RunCommand, AStepWithManySyncsIsFoundWhenItRepeatsAndNothingIsRecordedWhenItDoesNot) {
+  const std::string dir = temp_dir();
+  const std::string plain_loop = work_of(plain_run("routed-loop").output);
+  const RunResult loop = auto_run(dir + "/loop.json", "routed-loop");
+  EXPECT_EQ(loop.exit_code, 0) << loop.output;
+  EXPECT_EQ(work_of(loop.output), plain_loop);
+  const nlohmann::json found = read_json(dir + "/loop.run.json");
+  ASSERT_TRUE(found.is_object());
+  ASSERT_GE(found["recordings"].size(), 1u) << found.dump(2);
+  EXPECT_GE(found.value("iterations_replayed", 0), 300) << found.dump(2);  // of 400
+
+  const std::string plain_routed = work_of(plain_run("overhead-routed").output);
+  const RunResult routed = auto_run(dir + "/routed.json", "overhead-routed");
+  EXPECT_EQ(work_of(routed.output), plain_routed);
+  const nlohmann::json none = read_json(dir + "/routed.run.json");
+  ASSERT_TRUE(none.is_object());
+  EXPECT_TRUE(none["recordings"].empty()) << none.dump(2);
+  EXPECT_EQ(none.value("iterations_replayed", -1), 0);
+  EXPECT_GE(none.value("look_rests", 0), 1) << none.dump(2);
+}
+
 // An iteration cut by the program's own event records and waits after every second launch (as
 // cuDNN's RNN orders its streams) would replay as a graph per two calls: refused with the reason,
 // nothing replayed, the same iteration passed over when found again, and once nimble run stops
