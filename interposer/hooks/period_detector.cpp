@@ -135,15 +135,10 @@ void PeriodCandidates::push(std::uint64_t value) {
   if (pushed_ >= kGram) gram_ -= slot * kGramBaseToK;  // the entry kGram back leaves the gram
   slot = value;
   ++pushed_;
-  ++kept_;
   grams_.push(gram_);
 }
 
-void PeriodCandidates::drop_front(std::size_t count) {
-  count = std::min(count, kept_);
-  kept_ -= count;
-  grams_.drop_front(count);
-}
+void PeriodCandidates::drop_front(std::size_t count) { grams_.drop_front(count); }
 
 void PeriodCandidates::clear() {
   *this = PeriodCandidates();
@@ -151,9 +146,10 @@ void PeriodCandidates::clear() {
 
 std::vector<std::size_t> PeriodCandidates::distances(std::size_t longest) const {
   std::vector<std::size_t> out;
-  if (kept_ == 0) return out;
+  const std::size_t kept = grams_.size();
+  if (kept == 0) return out;
   const std::uint64_t last = last_[(pushed_ - 1) % kGram];
-  const std::size_t short_end = std::min({kGram - 1, longest, kept_ - 1});
+  const std::size_t short_end = std::min({kGram - 1, longest, kept - 1});
   for (std::size_t p = 1; p <= short_end; ++p) {
     if (last_[(pushed_ - 1 - p) % kGram] == last) out.push_back(p);
   }

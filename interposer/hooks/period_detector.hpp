@@ -57,6 +57,7 @@ class EarlierOccurrences {
   void clear();
   // The distances p, 1 <= p <= longest, at which the log's last entry occurred before, increasing.
   std::vector<std::size_t> distances(std::size_t longest) const;
+  std::size_t size() const { return previous_.size(); }  // entries kept
 
  private:
   // value -> 1 + the absolute index of its last occurrence, in an open-addressing table (linear
@@ -94,9 +95,8 @@ class PeriodCandidates {
  private:
   std::array<std::uint64_t, kGram> last_{};  // the last kGram entries, the newest at (pushed_ - 1) % kGram
   std::size_t pushed_ = 0;                   // entries pushed since clear()
-  std::size_t kept_ = 0;                     // entries in the log
   std::uint64_t gram_ = 0;                   // rolling hash of the last kGram entries
-  EarlierOccurrences grams_;                 // gram_ after each entry
+  EarlierOccurrences grams_;                 // gram_ after each entry kept (as many as the log keeps)
 };
 
 // A run of identical blocks that tiles nearly all of a period: a program that reads its loss on
