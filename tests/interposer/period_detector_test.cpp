@@ -14,6 +14,12 @@ using Action = AutoRange::Action;
 constexpr std::uint64_t kSync = 1000;  // signature of a host sync in these sequences
 constexpr std::uint64_t kCopy = 2000;  // a copy: neither a sync nor a kernel
 
+// The randomised tests' seeded generator (an LCG step; its high bits).
+struct Lcg {
+  std::uint64_t state;
+  std::uint64_t operator()() { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; }
+};
+
 // The unit tests below use short synthetic periods: no minimum span unless a test says so.
 AutoRange::Options short_periods() {
   AutoRange::Options options;
@@ -382,8 +388,7 @@ TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
     }
     return 0;
   };
-  std::uint64_t state = 12345;
-  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  Lcg next{12345};
   int found = 0;
   for (int round = 0; round < 3000; ++round) {
     const std::size_t period = 1 + next() % 23, copies = 2 + next() % 4, tail = next() % 3;
@@ -423,8 +428,7 @@ TEST(PeriodExplaining, FindsWhatTryingEveryPeriodFinds) {
 // Where the log's last entry occurred before, as AutoRange keeps it beside a history whose front
 // it drops now and then: the same distances as comparing every one, within what is kept.
 TEST(EarlierOccurrences, GivesEveryDistanceBackToTheLastEntryWithinTheLogKept) {
-  std::uint64_t state = 99;
-  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  Lcg next{99};
   EarlierOccurrences earlier;
   std::vector<std::uint64_t> log;
   for (int step = 0; step < 20000; ++step) {
@@ -459,8 +463,7 @@ TEST(EarlierOccurrences, GivesEveryDistanceBackToTheLastEntryWithinTheLogKept) {
 // too, in a log whose front goes now and then: period_explaining finds from them what trying
 // every period finds.
 TEST(PeriodCandidates, HoldEveryPeriodOfTheLogKept) {
-  std::uint64_t state = 7;
-  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  Lcg next{7};
   PeriodCandidates candidates;
   std::vector<std::uint64_t> log;
   int found = 0, found_long = 0;
@@ -500,8 +503,7 @@ TEST(PeriodCandidates, HoldEveryPeriodOfTheLogKept) {
 // amid launches whose shapes follow the routing. Every earlier sync is a distance at which the
 // last entry occurred before; few are one at which the last kGram entries did.
 TEST(PeriodCandidates, AreFewWhereOnlyTheSyncRecursAmidShapesThatFollowTheData) {
-  std::uint64_t state = 3;
-  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  Lcg next{3};
   EarlierOccurrences earlier;
   PeriodCandidates candidates;
   for (int i = 0; i < 20000; ++i) {
