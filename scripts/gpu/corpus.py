@@ -227,7 +227,7 @@ def identity(traces, mode):
         first_work = next((i for i, n in enumerate(counts or []) if n), None)
         if mode not in TIMED_PER_PROCESS or (first_work is not None and first >= first_work):
             worked = "" if first_work is None else "; replayed work from step %d" % first_work
-            if mode in TIMED_PER_PROCESS and plain2_differs is not None and config != "plain2":
+            if plain2_differs is not None and config != "plain2":  # (set in timed modes only)
                 return "n/a: %s from step %d%s, and two plain processes differ too, from step %d (%s mode is not " \
                        "deterministic here)" % (config, first, worked, plain2_differs, mode)
             return "**no** (%s from step %d%s)" % (config, first, worked)
