@@ -1136,8 +1136,26 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
       python3 -c 'import json, sys; print(sys.argv[1], json.load(open(sys.argv[1])).get("heuristics"))' "$f"
     done
     ;;
+  115)  # which library calls' keys miss an input (the FNO's cuDNN site launched other argument bytes
+    # for the same key at a recheck, 2026-12-01): 8 steps of each program recorded, every call of a
+    # repeated key compared with the first of it (library_key_misses.py); the FNO under nimble run
+    # with every skippable call run and compared (NIMBLE_RUN_LIBRARY_RECHECK=1): its summary's library section
+    for prog in fno_train imagenet_style_train unet_segmentation train_amp bert_train; do
+      STEPS=30 CORPUS_MODE=deterministic NIMBLE="$root/build-gpu/bin/nimble" timeout 120 \
+        bash "$root/scripts/gpu/record_steps.sh" "$out/115-$prog.json" 20:28 "$prog.py" > "$out/115-$prog.record.log" 2>&1
+      { echo "== $prog"; python3 library_key_misses.py "$out/115-$prog.json" --examples 12; } 2>&1 | tee -a "$out/115-key-misses.txt"
+      python3 moving_args.py "$out/115-$prog.json" --steps 8 --examples 0 > "$out/115-$prog-moving.txt" 2>&1
+    done
+    (cd "$root/tests/programs" && STEPS=150 CORPUS_MODE=deterministic NIMBLE_RUN_LIBRARY_RECHECK=1 timeout 150 \
+      "$root/build-gpu/bin/nimble" run -o "$out/115-fno-recheck.json" -- python3 fno_train.py > "$out/115-fno-recheck.log" 2>&1)
+    python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(json.dumps(s.get("library"), indent=1)[:6000])' \
+      "$out/115-fno-recheck.run.json" > "$out/115-fno-recheck-library.txt" 2>&1
+    cp "$out/115-fno-recheck.run.json" "$results/" 2>/dev/null
+    ls "$out"/115-fno-recheck* >> "$out/115-fno-recheck-library.txt"
+    head -c 3000 "$out/115-fno-recheck-library.txt"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 114)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 115)" >&2
     exit 2
     ;;
 esac
