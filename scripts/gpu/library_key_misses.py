@@ -40,7 +40,24 @@ def pointers(task):
     return {p["offset"]: (p["alloc"], p["alloc_offset"]) for p in task.get("args", {}).get("pointers", [])}
 
 
-def first_difference(a, b):
+def slot_of(task, at):
+    """The kernel parameter (offset, size) holding byte `at`, from cuFuncGetParamInfo; None if unknown."""
+    for p in task.get("args", {}).get("params", []):
+        if p["offset"] <= at < p["offset"] + p["size"]:
+            return p["offset"], p["size"]
+    return None
+
+
+def where(value, allocations):
+    """Which of the trace's allocations holds address `value`, as text."""
+    for a in allocations:
+        base = int(a["addr"], 16) if isinstance(a["addr"], str) else a["addr"]
+        if base <= value < base + a["size"]:
+            return f"allocation {a['id']} ({a.get('kind', 'device')}) + {value - base}"
+    return "in no allocation the trace holds"
+
+
+def first_difference(a, b, allocations=()):
     """Where two calls' launches differ first: text, or None when they are the same."""
     if len(a["tasks"]) != len(b["tasks"]):
         return f"{len(a['tasks'])} launches then {len(b['tasks'])}"
@@ -57,12 +74,18 @@ def first_difference(a, b):
         word = at - at % 8
         px, py = pointers(x), pointers(y)
         moved = [f"arg@{o}: alloc {px.get(o)} then {py.get(o)}" for o in sorted(set(px) | set(py)) if px.get(o) != py.get(o)]
-        return (f"launch {i} ({name}), byte {at}: word@{word} {bx[word:word + 8][::-1].hex()} then "
-                f"{by[word:word + 8][::-1].hex()}" + ("; pointers: " + ", ".join(moved) if moved else ""))
+        wx, wy = bx[word:word + 8], by[word:word + 8]
+        slot = slot_of(x, at)
+        return (f"launch {i} ({name}), byte {at}"
+                + (f" (parameter at {slot[0]}, {slot[1]} bytes)" if slot else " (no parameter holds it)")
+                + f": word@{word} {wx[::-1].hex()} then {wy[::-1].hex()}"
+                + (f" [{where(int.from_bytes(wx, 'little'), allocations)}; then {where(int.from_bytes(wy, 'little'), allocations)}]"
+                   if allocations and len(wx) == 8 and len(wy) == 8 else "")
+                + ("; pointers: " + ", ".join(moved) if moved else ""))
     return None
 
 
-def key_misses(tasks):
+def key_misses(tasks, allocations=()):
     """(calls with a key, keys seen more than once, misses): each miss is (symbol, key, earlier call
     id, later call id, where they differ). Compares each call with the first one of its key."""
     calls = library_calls(tasks)
@@ -75,7 +98,7 @@ def key_misses(tasks):
             first[k] = cid
             continue
         repeated.add(k)
-        diff = first_difference(calls[first[k]], call)
+        diff = first_difference(calls[first[k]], call, allocations)
         if diff:
             misses.append((call["symbol"], call["key"], first[k], cid, diff))
     return len(calls), len(repeated), misses
@@ -85,10 +108,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace")
     ap.add_argument("--examples", type=int, default=20, help="how many misses to show")
+    ap.add_argument("--dump", action="store_true", help="print every launch of the first miss's two calls whole")
     a = ap.parse_args()
     with (gzip.open if a.trace.endswith(".gz") else open)(a.trace, "rt") as f:
-        tasks = json.load(f)["tasks"]
-    n, repeated, misses = key_misses(tasks)
+        trace = json.load(f)
+    n, repeated, misses = key_misses(trace["tasks"], trace.get("allocations", []))
     print(f"{n} library calls with a key; {repeated} keys seen more than once; {len(misses)} later calls launched "
           "other work than the first call of their key")
     by_symbol = collections.Counter(m[0] for m in misses)
@@ -96,6 +120,13 @@ def main():
         print(f"  {symbol}: {count}")
     for symbol, key, earlier, later, diff in misses[:a.examples]:
         print(f"{symbol} key {key}: call {earlier} then {later}: {diff}")
+    if misses and a.dump:
+        calls = library_calls(trace["tasks"])
+        for cid in misses[0][2:4]:
+            for t in calls[cid]["tasks"]:
+                args = t.get("args", {})
+                print(f"call {cid}: {t.get('name') or t.get('api')}\n  params {args.get('params')}\n"
+                      f"  pointers {args.get('pointers')}\n  bytes {args.get('bytes')}")
 
 
 if __name__ == "__main__":

@@ -1154,8 +1154,18 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     ls "$out"/115-fno-recheck* >> "$out/115-fno-recheck-library.txt"
     head -c 3000 "$out/115-fno-recheck-library.txt"
     ;;
+  116)  # part 115's FNO key miss in full (the differing word's parameter, where it points, both
+    # launches whole), and more programs with cuDNN or cuBLASLt calls (those that bracket steps)
+    for prog in fno_train gan_train simclr_train timm_train_ema diffusion_sample checkpointed_transformer distill_train; do
+      STEPS=30 CORPUS_MODE=deterministic NIMBLE="$root/build-gpu/bin/nimble" timeout 120 \
+        bash "$root/scripts/gpu/record_steps.sh" "$out/116-$prog.json" 20:28 "$prog.py" > "$out/116-$prog.record.log" 2>&1 ||
+        tail -3 "$out/116-$prog.record.log"
+      { echo "== $prog"; python3 library_key_misses.py "$out/116-$prog.json" --examples 8 $([ $prog = fno_train ] && echo --dump); } \
+        2>&1 | cut -c1-3000 | tee -a "$out/116-key-misses.txt"
+    done
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 115)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 116)" >&2
     exit 2
     ;;
 esac

@@ -11,7 +11,8 @@ from library_key_misses import key_misses  # noqa: E402
 def launch(call_id, key, pointer, alloc, symbol="cudnnBackendExecute", name="gemmk1_kernel"):
     raw = (7).to_bytes(8, "little") + pointer.to_bytes(8, "little")
     return {"kind": "kernel", "name": name, "library_call": symbol, "library_call_id": call_id,
-            "library_key": key, "args": {"bytes": raw.hex(), "pointers": [{"offset": 8, "alloc": alloc, "alloc_offset": 0}]}}
+            "library_key": key, "args": {"bytes": raw.hex(), "params": [{"offset": 0, "size": 16}],
+                                         "pointers": [{"offset": 8, "alloc": alloc, "alloc_offset": 0}]}}
 
 
 class KeyMisses(unittest.TestCase):
@@ -26,8 +27,14 @@ class KeyMisses(unittest.TestCase):
         self.assertEqual((calls, repeated, len(misses)), (2, 1, 1))
         symbol, key, earlier, later, diff = misses[0]
         self.assertEqual((symbol, key, earlier, later), ("cudnnBackendExecute", "0xa", 1, 2))
-        self.assertIn("byte 9: word@8 0000000000007000 then 0000000000007100", diff)
+        self.assertIn("byte 9 (parameter at 0, 16 bytes): word@8 0000000000007000 then 0000000000007100", diff)
         self.assertIn("arg@8: alloc (3, 0) then (5, 0)", diff)
+
+    def test_the_differing_word_is_placed_among_the_traces_allocations(self):
+        tasks = [launch(1, "0xa", 0x7000, 3), launch(2, "0xa", 0x9010, 5)]
+        allocations = [{"id": 3, "addr": "0x7000", "size": 256, "kind": "device"}]
+        diff = key_misses(tasks, allocations)[2][0][4]
+        self.assertIn("[allocation 3 (device) + 0; then in no allocation the trace holds]", diff)
 
     def test_calls_of_one_key_with_different_launch_counts_are_a_miss(self):
         tasks = [launch(1, "0xa", 0x7000, 3), launch(1, "0xa", 0x7000, 3), launch(2, "0xa", 0x7000, 3)]
