@@ -143,6 +143,11 @@ CORPUS = [
     ("moe_train", ["moe_train.py"], 100, {}, ("deterministic", "benchmark")),
     ("per_sample_grads", ["per_sample_grads.py"], 150, {}, ("deterministic", "benchmark")),
     ("cupy_spectral", ["cupy_spectral.py"], 200, {}, ("default",)),
+    # An eighth (2026-12-01, thirty-third session): a hyper-parameter search of four trials in one
+    # process (models built afresh, PyTorch's cache emptied between trials); a seq2seq model whose
+    # GRUCell recurrences are stepped in Python (launch-bound).
+    ("hparam_trials", ["hparam_trials.py"], 240, {}, ("deterministic", "benchmark")),
+    ("gru_seq2seq", ["gru_seq2seq.py"], 150, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -1164,8 +1164,19 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
         2>&1 | cut -c1-3000 | tee -a "$out/116-key-misses.txt"
     done
     ;;
+  117)  # two programs never run under nimble before (a hyper-parameter search of four trials in one
+    # process, the cache emptied between them; a seq2seq model with GRUCell loops in Python): a
+    # 5-step plain smoke run each, then one interleaved pair each, both modes
+    (cd "$root/tests/programs" && for prog in hparam_trials gru_seq2seq; do
+      STEPS=8 timeout 60 python3 $prog.py > "$out/117-$prog-smoke.txt" 2>&1 || tail -5 "$out/117-$prog-smoke.txt"
+    done)
+    pairs new8 260 --pairs 1 hparam_trials gru_seq2seq
+    pairs new8-bench 220 --pairs 1 --mode benchmark hparam_trials gru_seq2seq
+    grep -H 'Error\|Traceback' "$out/$part"-new8*/*.log 2>/dev/null | head
+    grep -h 'nimble run:' "$out/$part"-new8*/*.run.log 2>/dev/null | cut -c1-600 | head -40
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 116)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 117)" >&2
     exit 2
     ;;
 esac
