@@ -1175,8 +1175,26 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     grep -H 'Error\|Traceback' "$out/$part"-new8*/*.log 2>/dev/null | head
     grep -h 'nimble run:' "$out/$part"-new8*/*.run.log 2>/dev/null | cut -c1-600 | head -40
     ;;
+  118)  # the GRUCell seq2seq (part 117): why benchmark mode looked no more after its first recording
+    # (a 43-call piece of a time step) dropped, and whether its steps' buffers keep moving: nimble
+    # run with NIMBLE_DEBUG=1 in both modes, 60 steps; steps 20-27 and 120-127 recorded (moving_args.py);
+    # its steps on trial (NIMBLE_RUN_TRIAL_MOVING=1), 150 steps
+    (cd "$root/tests/programs" && for mode in benchmark deterministic; do
+      STEPS=60 CORPUS_MODE=$mode NIMBLE_DEBUG=1 timeout 100 "$root/build-gpu/bin/nimble" run -o "$out/118-gru-$mode.json" \
+        -- python3 gru_seq2seq.py > "$out/118-gru-$mode-debug.log" 2>&1
+      grep -v '^CORPUS' "$out/118-gru-$mode-debug.log" | cut -c1-400 | head -150 > "$out/118-gru-$mode-debug.txt"
+    done
+    STEPS=150 CORPUS_MODE=deterministic NIMBLE_RUN_TRIAL_MOVING=1 timeout 100 "$root/build-gpu/bin/nimble" run \
+      -o "$out/118-gru-trial.json" -- python3 gru_seq2seq.py 2>&1 | grep 'nimble run' | cut -c1-400 > "$out/118-gru-trial.txt")
+    for range in 20:28 120:128; do
+      STEPS=130 CORPUS_MODE=deterministic NIMBLE="$root/build-gpu/bin/nimble" timeout 100 \
+        bash "$root/scripts/gpu/record_steps.sh" "$out/118-gru-$range.json" $range gru_seq2seq.py > /dev/null 2>&1
+      python3 moving_args.py "$out/118-gru-$range.json" --steps 8 --examples 10 > "$out/118-gru-moving-${range/:/-}.txt" 2>&1
+    done
+    head -40 "$out/118-gru-benchmark-debug.txt"; cat "$out/118-gru-trial.txt"; head -20 "$out"/118-gru-moving-*.txt
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 117)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 118)" >&2
     exit 2
     ;;
 esac
