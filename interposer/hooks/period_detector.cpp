@@ -255,6 +255,7 @@ void AutoRange::restart(int iteration) {
   diverged_ = false;
   anchored_at_sync_ = false;
   known_in_a_row_ = 0;
+  known_since_ = 0;
   in_short_loop_ = false;
 }
 
@@ -296,6 +297,7 @@ bool AutoRange::look_while_quiet(bool host_sync) {
   // its loop, even when set-up after the last sync is most of the stretch.
   if (p == 0 && threshold < options_.quiet_after) p = explaining_period(threshold);
   if (p != 0) begin_waiting(p, p, phase_after_last_sync(p), period_fingerprint(history_, p), false);
+  else found_nothing();
   return true;
 }
 
@@ -333,13 +335,37 @@ bool AutoRange::met_remembered() const {
   return std::equal(remembered_.rbegin(), remembered_.rend(), history_.rbegin());
 }
 
+// A period recorded before, or a block made of copies of one (a sub-period of at least
+// sub_period_min_tasks holds two steps of 318 tasks: the step recorded and dropped, twice). The
+// block ends `end` tasks before the history does.
+bool AutoRange::is_known(std::size_t length, std::size_t end, std::uint64_t fingerprint) const {
+  if (!options_.known) return false;
+  if (options_.known(fingerprint)) return true;
+  const std::size_t n = history_.size();
+  if (length + end > n) return false;
+  const std::size_t begin = n - end - length, stop = n - end;
+  for (std::size_t p = 1; 2 * p <= length; ++p) {
+    if (length % p != 0) continue;
+    bool copies = true;
+    for (std::size_t i = begin; i + p < stop && copies; ++i) copies = history_[i] == history_[i + p];
+    if (copies && options_.known(period_fingerprint(history_, p, end))) return true;
+  }
+  return false;  // (fingerprints are the same from any phase of a block: where it begins does not matter)
+}
+
+void AutoRange::found_nothing() { known_since_ = 0; }
+
 void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
                               bool at_sync) {
-  if (options_.known && options_.known(fingerprint)) {
-    ++known_in_a_row_;
+  // (A block repeated between two syncs ends where the stretch's tail begins.)
+  if (is_known(length, distance != length ? distance - head - length : 0, fingerprint)) {
+    if (known_counted_at_ != total_ || known_in_a_row_ == 0) ++known_in_a_row_;  // once a look
+    known_counted_at_ = total_;
+    if (known_since_ == 0) known_since_ = total_;
     return;
   }
   known_in_a_row_ = 0;
+  known_since_ = 0;
   candidate_.clear();
   if (options_.remember_diverged && at_sync && head == 0 && distance == length && length <= history_.size()) {
     candidate_.assign(history_.end() - static_cast<std::ptrdiff_t>(length), history_.end());
@@ -434,7 +460,10 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       if (!look) return Action::None;
       last_check_ = total_;
       const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from the candidates)
-      if (p == 0) return Action::None;
+      if (p == 0) {
+        found_nothing();
+        return Action::None;
+      }
       if (host_sync && p != total_ - previous_sync && begin_sub_period(p)) return Action::None;
       begin_waiting(p, p, host_sync ? 0 : phase_after_last_sync(p), period_fingerprint(history_, p), host_sync);
       return Action::None;

@@ -203,6 +203,11 @@ class AutoRange {
   // Times in a row a period was found that `known` passed over: the program is in known
   // territory, and looking on costs more than it can find.
   std::size_t known_in_a_row() const { return known_in_a_row_; }
+  // Tasks since every look began to find only known periods (0: the last look found nothing, or
+  // something new). A loop inside a step (a decoder's time steps, recorded and dropped) is left
+  // after a few hundred tasks, and the looks between find nothing until the step has repeated; a
+  // step recorded and dropped is found known at every look for as long as the program runs.
+  std::size_t known_streak() const { return known_since_ ? total_ - known_since_ : 0; }
   // The period, in tasks, of the last repeating loop passed over for being shorter than
   // Options::shortest (0: none was), kept across restart(): why nothing was taken.
   std::size_t short_loop() const { return short_loop_; }
@@ -226,6 +231,8 @@ class AutoRange {
   bool met_remembered() const;
   std::size_t phase_after_last_sync(std::size_t p) const;
   void begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint, bool at_sync);
+  bool is_known(std::size_t length, std::size_t end, std::uint64_t fingerprint) const;
+  void found_nothing();  // a look found no period, known or new
   void append(std::uint64_t signature, bool kernel);  // to history_, kernels_ and candidates_
   void trim_history();
 
@@ -252,6 +259,8 @@ class AutoRange {
   std::size_t window_start_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::size_t known_in_a_row_ = 0;
+  std::size_t known_since_ = 0;       // total_ when the looks began to find only known periods (0: not so)
+  std::size_t known_counted_at_ = 0;  // total_ when known_in_a_row_ last grew (once a look)
   std::size_t short_loop_ = 0;
   bool in_short_loop_ = false;  // the last look passed over a short loop, found nothing else, and it goes on
   std::size_t looks_ = 0;

@@ -15,6 +15,10 @@
 namespace nimble::hooks {
 namespace {
 constexpr std::size_t kKnownPeriodsBeforeRest = 3;
+// With nothing live, nimble run stops for good once its looks have found only known periods for
+// this many tasks: longer than a loop inside a step (a GRU seq2seq's decoder, 1,032 calls), short
+// enough to cost a program whose step was dropped a few milliseconds.
+constexpr std::size_t kKnownStreakBeforeGivingUp = std::size_t{1} << 14;
 // A loop shorter than NIMBLE_RUN_ITERATION_SHORTEST that goes on this many tasks is where the
 // program stays (torch.cuda.graph's 7-call step): looking on costs about 900 instructions a call,
 // resting about 350. Above most set-up loops (a fill, a copy and a sync per parameter).
@@ -101,16 +105,20 @@ void RecordingWindow::before_task(std::uint64_t signature, bool host_sync, bool 
   if (config_.run && windows_written_ > 0 && auto_range_->known_in_a_row() >= kKnownPeriodsBeforeRest) {
     // nimble run looked again and keeps finding what it recorded before (and dropped, or
     // refused): stop looking until nimble run asks again; with nothing live it never will, and
-    // the wrappers take the idle path.
-    finished_ = true;
-    g_tasks_matter.store(false, std::memory_order_relaxed);
-    if (run_stopped_looking()) {
-      g_recording.store(false, std::memory_order_relaxed);
-      debug_message("nimble run: only known iterations found and none is live; stopped for good");
-    } else {
-      debug_message("nimble run: only known iterations found; stopped looking");
+    // the wrappers take the idle path (once the program has stayed in that loop long enough for
+    // it not to be a loop inside a step).
+    const KnownOnly verdict = run_known_only(auto_range_->known_streak() >= kKnownStreakBeforeGivingUp);
+    if (verdict != KnownOnly::LookOn) {
+      finished_ = true;
+      g_tasks_matter.store(false, std::memory_order_relaxed);
+      if (verdict == KnownOnly::StopForGood) {
+        g_recording.store(false, std::memory_order_relaxed);
+        debug_message("nimble run: only known iterations found and none is live; stopped for good");
+      } else {
+        debug_message("nimble run: only known iterations found; stopped looking");
+      }
+      return;
     }
-    return;
   }
   if (rest_if_fruitless()) return;
   // A period was found: the window opens with one of the next tasks, which is issued before

@@ -622,15 +622,16 @@ std::size_t run_look_rests() {
   return r->session->look_rests();
 }
 
-bool run_stopped_looking() {
+KnownOnly run_known_only(bool long_in_it) {
   RunState* r = run_state();
-  if (!r) return false;
+  if (!r) return KnownOnly::StopLooking;
   std::lock_guard<std::mutex> lock(r->mu);
   // A recording is being made ready, waits to be added, or is live (it may begin, rest, ask).
-  if (r->ready || r->preparing || any_live(*r)) return false;
+  if (r->ready || r->preparing || any_live(*r)) return KnownOnly::StopLooking;
+  if (!long_in_it) return KnownOnly::LookOn;
   // Nothing live: no iteration can complete or go stale, so no look is asked for again.
   g_running.store(false, std::memory_order_relaxed);
-  return true;
+  return KnownOnly::StopForGood;
 }
 
 bool run_concerns(std::uint64_t signature) {

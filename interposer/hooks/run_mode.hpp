@@ -62,10 +62,14 @@ bool run_begins_a_recording(std::uint64_t signature);
 void run_nothing_recorded(const std::string& why);
 // Too many recordings were dropped: nimble run stopped looking (everything is idle now).
 bool run_gave_up();
-// The automatic range stopped looking (it found only known periods). True when nothing is live or
-// being made ready either: then nothing can ask it to look again, and nimble run stops seeing
-// calls (the caller stops recording too: the wrappers take the idle path).
-bool run_stopped_looking();
+// The automatic range found only known periods: what it does now. With a recording live or being
+// made ready it stops looking until nimble run asks again. With none, nothing could ever ask: it
+// stops for good (nimble run stops seeing calls; the caller stops recording too, the wrappers take
+// the idle path), but only when the program has been `long_in_it` (AutoRange::known_streak): a loop
+// inside a step (a decoder's time steps, recorded and dropped) is left after a few hundred tasks,
+// and the step around it is found later (a GRU seq2seq stopped for good inside its first step).
+enum class KnownOnly { LookOn, StopLooking, StopForGood };
+KnownOnly run_known_only(bool long_in_it);
 // The automatic range looked at `tasks` tasks and found nothing that repeats: it rests (the caller
 // stops looking) until nimble run asks it to look again. The calls it rests (0: no nimble run).
 std::size_t run_rest_looking(std::size_t tasks);

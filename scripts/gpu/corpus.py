@@ -148,6 +148,7 @@ CORPUS = [
     # GRUCell recurrences are stepped in Python (launch-bound).
     ("hparam_trials", ["hparam_trials.py"], 240, {}, ("deterministic", "benchmark")),
     ("gru_seq2seq", ["gru_seq2seq.py"], 150, {}, ("deterministic", "benchmark")),
+    ("gru_seq2seq_zero_first", ["gru_seq2seq.py"], 150, {"ZERO_GRAD_AT": "before"}, ("deterministic", "benchmark")),
 ]
 
 

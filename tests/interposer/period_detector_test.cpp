@@ -727,6 +727,70 @@ TEST(PeriodExplaining, ALoopShorterThanTheShortestIsPassedOverNotAStepThatEndsWi
   EXPECT_EQ(period_explaining(seq, distances, 0, 3, 100, 32, nullptr, 65), 0u);
 }
 
+// nimble run stops looking for good once only known periods are found and none is live. A loop
+// inside a step (a decoder's time steps, recorded and dropped) is found known while the program is
+// in it, and nothing is found between; a step recorded and dropped is found known at every look
+// for as long as the program goes on. known_streak() tells the two apart.
+TEST(AutoRange, LooksThatFindOnlyKnownPeriodsAreCountedForAsLongAsTheyLast) {
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t k = 0; k < 40; ++k) step.push_back(500 + k);
+  std::vector<std::uint64_t> inner;
+  for (std::uint64_t k = 0; k < 43; ++k) inner.push_back(700 + k);
+  for (int t = 0; t < 24; ++t) step.insert(step.end(), inner.begin(), inner.end());
+  for (std::uint64_t k = 0; k < 400; ++k) step.push_back(3000 + k);  // 1472 tasks, no sync
+  const std::uint64_t inner_fingerprint = period_fingerprint(inner, inner.size());
+  std::uint64_t step_fingerprint = 0;
+  AutoRange::Options options = short_periods();
+  options.known = [&](std::uint64_t f) { return f == inner_fingerprint || f == step_fingerprint; };
+  {
+    // Inside the loop of the first step only the known loop is found; looks after it find
+    // nothing (two steps seen), which ends the streak; then the step is found.
+    AutoRange range(options);
+    std::vector<std::uint64_t> seq = step;
+    seq.insert(seq.end(), step.begin(), step.begin() + 40 + 43 * 20);
+    EXPECT_FALSE(run(range, seq).found);
+    EXPECT_GE(range.known_in_a_row(), 3u);
+    EXPECT_GT(range.known_streak(), 0u);
+    EXPECT_LT(range.known_streak(), inner.size() * 24);
+    seq.assign(step.begin() + 40 + 43 * 20, step.end());
+    EXPECT_FALSE(run(range, seq).found);
+    EXPECT_EQ(range.known_streak(), 0u);
+    const Window w = run(range, repeat(step, 3));
+    ASSERT_TRUE(w.found);
+    EXPECT_EQ(range.period(), step.size());
+  }
+  // The step recorded too, and the program stays in it: the streak grows as long as it runs.
+  step_fingerprint = period_fingerprint(step, step.size());
+  AutoRange range(options);
+  EXPECT_FALSE(run(range, repeat(step, 16)).found);
+  EXPECT_GE(range.known_in_a_row(), 3u);
+  EXPECT_GE(range.known_streak(), 12 * step.size());
+  EXPECT_EQ(range.phase(), AutoRange::Phase::Detecting);
+}
+
+// A step shorter than sub_period_min_tasks between rare syncs: the block found at a sync holds two
+// steps. Once the step is recorded (and dropped), that block is the step again, not a new period.
+TEST(AutoRange, ABlockMadeOfCopiesOfAKnownStepIsKnown) {
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t k = 0; k < 318; ++k) step.push_back(4000 + k % 300);
+  std::vector<std::uint64_t> seq = {kCopy, kSync};  // (a program that syncs is looked at its syncs)
+  for (int i = 0; i < 64; ++i) {
+    seq.insert(seq.end(), step.begin(), step.end());
+    if (i % 16 == 15) seq.insert(seq.end(), {kCopy, kSync});
+  }
+  AutoRange::Options options;
+  options.quiet_after = 0;  // found at syncs only
+  AutoRange fresh(options);
+  ASSERT_TRUE(run(fresh, seq).found);
+  EXPECT_EQ(fresh.period(), 2 * step.size());  // the smallest block of at least 512 tasks
+  const std::uint64_t step_fingerprint = period_fingerprint(step, step.size());
+  options.known = [&](std::uint64_t f) { return f == step_fingerprint; };
+  AutoRange range(options);
+  EXPECT_FALSE(run(range, seq).found);
+  EXPECT_GE(range.known_in_a_row(), 2u);
+  EXPECT_GT(range.known_streak(), 0u);
+}
+
 TEST(AutoRange, ALoopShorterThanTheShortestIsNotRecordedALongerStepIs) {
   AutoRange::Options options;
   options.shortest = 16;

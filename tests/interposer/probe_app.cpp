@@ -1001,6 +1001,41 @@ int service(int steps) {
   return 0;
 }
 
+// A step around an inner loop, as a seq2seq model's hand-stepped recurrence makes it (the GRU
+// seq2seq on the H200): 10 kernels, then 24 time steps of 12 kernels each, every time step on
+// buffers of its own (the activations autograd keeps), then 20 kernels; the loss copied out and
+// synchronised every 16 steps. Every time step's buffers are new (the caching allocator's blocks
+// drift when zero_grad() comes between the forward and the backward pass): nothing is replayed,
+// but the step is what nimble run should find once its time steps were recorded and dropped.
+int nested(int steps) {
+  auto [scale, fill, a, b] = LoopParts();
+  CUdeviceptr activations = 0;
+  constexpr int kSlots = 1 << 16;
+  cuMemAlloc(&activations, kSlots * 256);
+  int slot = 0;
+  static float host[256];
+  for (int i = 0; i < steps; ++i) {
+    int n = 3;
+    void* head_args[] = {&a, &b, &n};
+    for (unsigned k = 0; k < 10; ++k) cuLaunchKernel(scale, 100 + k, 1, 1, 32, 1, 1, 0, nullptr, head_args, nullptr);
+    for (int t = 0; t < 24; ++t) {
+      for (unsigned k = 0; k < 12; ++k) {
+        CUdeviceptr own = activations + static_cast<CUdeviceptr>(slot++ % kSlots) * 256;
+        void* args[] = {&a, &own, &n};
+        cuLaunchKernel(scale, 200 + k, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr);
+      }
+    }
+    for (unsigned k = 0; k < 20; ++k) cuLaunchKernel(scale, 300 + k, 1, 1, 32, 1, 1, 0, nullptr, head_args, nullptr);
+    if (i % 16 == 15) {
+      cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+      cuStreamSynchronize(nullptr);
+    }
+  }
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  return 0;
+}
+
 // A single-stream loop whose tensors come from a stream-ordered pool, as under PyTorch's
 // backend:cudaMallocAsync: each iteration allocates a new input before the last one is freed (so
 // two addresses alternate), a temporary that is freed right after the kernels that use it, one
@@ -1158,6 +1193,7 @@ int main(int argc, char** argv) {
   // Iterations of 4 launches, a copy and a sync (6 calls): shorter than nimble run's minimum; as
   // many launches in the second half as the modes above.
   if (mode == "service") return service(argc > 2 ? std::atoi(argv[2]) : 2000);
+  if (mode == "nested") return nested(argc > 2 ? std::atoi(argv[2]) : 300);
   if (mode == "overhead-short") return overhead(argc > 2 ? std::atoi(argv[2]) : 100000, 4, false);
   // 1000 iterations whose launch shapes never repeat, then 2000 that do.
   if (mode == "unrepeating-then-loop") return overhead(3000, 50, false, false, true, 0, 0, 1000);
@@ -1182,6 +1218,6 @@ int main(int argc, char** argv) {
   if (mode == "program-graph") return program_graph(4);
   if (mode == "buckets") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, false);
   if (mode == "buckets-second") return buckets(argc > 2 ? std::atoi(argv[2]) : 300, true);
-  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|library-long|pool|program|own-graph|own-graph-first|program-graph\n");
+  std::fprintf(stderr, "usage: probe_app funnel|record|auto|exit-open|fork|bench|loop|loop-change|overhead|overhead-same|overhead-unrepeating|unrepeating-few|overhead-events|unrepeating-then-loop|progress-reads|library|library-long|pool|program|own-graph|own-graph-first|program-graph|nested\n");
   return 2;
 }

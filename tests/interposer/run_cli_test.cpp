@@ -1254,6 +1254,35 @@ TEST(RunCommand, AStepWithManySyncsIsFoundWhenItRepeatsAndNothingIsRecordedWhenI
   EXPECT_GE(none.value("look_rests", 0), 1) << none.dump(2);
 }
 
+// A step around an inner loop whose time steps each use new buffers (the GRU seq2seq on the H200,
+// which nimble run left for good inside its first step: its decoder's time steps were found first,
+// recorded, dropped for moving buffers, and found again three times): the loop recorded before is
+// passed over, looking goes on, and the step around it is recorded (and dropped: its buffers move
+// too); only then, the program staying in known loops, nimble run stops for good. Results as a
+// plain run's.
+TEST(RunCommand, AStepAroundAnInnerLoopRecordedAndDroppedIsFoundAfterIt) {
+  const std::string dir = temp_dir();
+  const RunResult plain = plain_run("nested");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  std::vector<std::string> env = fake_driver_env(true, /*trial=*/true);
+  env.push_back("NIMBLE_DEBUG=1");
+  const RunResult r = run_with_env(env, {NIMBLE_TEST_CLI, "run", "-o", dir + "/n.json", "--", probe_path(), "nested"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json summary = read_json(dir + "/n.run.json");
+  ASSERT_TRUE(summary.is_object()) << r.output;
+  ASSERT_GE(summary["recordings"].size(), 2u) << summary["recordings"].dump(2);
+  EXPECT_LT(summary["recordings"][0].value("calls", 0u), 318u) << summary["recordings"].dump(2);
+  bool step_recorded = false;
+  for (const auto& rec : summary["recordings"]) {
+    EXPECT_EQ(rec.value("state", ""), "dropped") << rec.dump(2);
+    step_recorded = step_recorded || rec.value("calls", 0u) == 318u;
+  }
+  EXPECT_TRUE(step_recorded) << summary["recordings"].dump(2);
+  EXPECT_NE(r.output.find("stopped for good"), std::string::npos) << r.output;
+  EXPECT_LT(summary.value("calls_seen", 1u << 30), 60000u) << summary.dump(2);  // of 300 x 318
+  EXPECT_EQ(work_of(r.output), work_of(plain.output));
+}
+
 // An iteration cut by the program's own event records and waits after every second launch (as
 // cuDNN's RNN orders its streams) would replay as a graph per two calls: refused with the reason,
 // nothing replayed, the same iteration passed over when found again, and once nimble run stops

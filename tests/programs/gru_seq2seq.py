@@ -2,8 +2,11 @@
 sequence network and attention" tutorial builds it, with hand-written recurrences: a GRUCell
 encoder and a GRUCell decoder with additive (Bahdanau) attention stepped in Python loops over
 24 positions each (hundreds of small kernels a step), teacher forcing, Adam, gradient clipping,
-the loss read every step. The task: reverse a random token sequence. The loop issues many small
-launches and little math: a launch-bound program."""
+the loss read every 10 steps. The task: reverse a random token sequence. The loop issues many small
+launches and little math: a launch-bound program. zero_grad() comes between the forward and the
+backward pass, as in the tutorial (the gradients' blocks then drift from step to step);
+ZERO_GRAD_AT=before calls it at the top of the loop."""
+import os
 from corpus_common import STEPS, step_begins, step_done, mark_loop_start, final_state, torch_setup
 torch = torch_setup()
 nn = torch.nn
@@ -11,6 +14,7 @@ F = torch.nn.functional
 
 VOCAB, EMBED, HIDDEN, LENGTH, BATCH = 32, 64, 128, 24, 64
 BOS = 0
+ZERO_FIRST = os.environ.get("ZERO_GRAD_AT", "between") == "before"
 
 
 class Seq2Seq(nn.Module):
@@ -48,12 +52,15 @@ g = torch.Generator(device="cuda").manual_seed(5)
 mark_loop_start()
 for step in range(STEPS):
     step_begins(step)
+    if ZERO_FIRST:
+        opt.zero_grad()
     src = torch.randint(1, VOCAB, (BATCH, LENGTH), device="cuda", generator=g)
     tgt = src.flip(1)
     tgt_in = torch.cat([torch.full((BATCH, 1), BOS, device="cuda", dtype=src.dtype), tgt[:, :-1]], dim=1)
     logits = model(src, tgt_in)
     loss = F.cross_entropy(logits.reshape(-1, VOCAB), tgt.reshape(-1))
-    opt.zero_grad()
+    if not ZERO_FIRST:
+        opt.zero_grad()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
