@@ -1193,8 +1193,18 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     done
     head -40 "$out/118-gru-benchmark-debug.txt"; cat "$out/118-gru-trial.txt"; head -20 "$out"/118-gru-moving-*.txt
     ;;
+  119)  # looks that find only known periods stop nimble run for good after 16384 tasks, not three
+    # looks (the GRU seq2seq stopped inside its first step in part 118): GPU tests; the seq2seq with
+    # zero_grad() between forward and backward and at the top, both modes; the epochs program and
+    # the service (their steps known, left and found again), one pair each
+    ctest_gpu
+    pairs gru 300 --pairs 1 gru_seq2seq gru_seq2seq_zero_first
+    pairs gru-bench 200 --pairs 1 --mode benchmark gru_seq2seq gru_seq2seq_zero_first
+    pairs regress 150 --pairs 1 epochs_eval_lastbatch bucketed_inference:200
+    grep -h 'nimble run: recording\|stopped\|automatic range looked' "$out/$part"-*/*.run.log | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 118)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 119)" >&2
     exit 2
     ;;
 esac
