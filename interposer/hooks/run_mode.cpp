@@ -627,7 +627,11 @@ KnownOnly run_known_only(bool long_in_it) {
   if (!r) return KnownOnly::StopLooking;
   std::lock_guard<std::mutex> lock(r->mu);
   // A recording is being made ready, waits to be added, or is live (it may begin, rest, ask).
-  if (r->ready || r->preparing || any_live(*r)) return KnownOnly::StopLooking;
+  if (r->ready || r->preparing) return KnownOnly::StopLooking;
+  if (any_live(*r)) {
+    r->session->looked_and_found_only_known();  // the next such look waits twice as long
+    return KnownOnly::StopLooking;
+  }
   if (!long_in_it) return KnownOnly::LookOn;
   // Nothing live: no iteration can complete or go stale, so no look is asked for again.
   g_running.store(false, std::memory_order_relaxed);

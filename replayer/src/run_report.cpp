@@ -265,6 +265,7 @@ trace::json run_summary_json(const RunReportInput& in) {
                          {"refused", in.refusals},
                          {"calls_seen", session.calls_seen()},
                          {"look_rests", session.look_rests()},
+                         {"looks_that_found_only_known", session.known_only_looks()},
                          {"side_threads", side_threads_json(in.hooks.side_threads)},
                          {"looking", looking_json(in.hooks.looking)},
                          {"heuristics", heuristics_json(in.heuristics)},

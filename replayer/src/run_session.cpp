@@ -71,7 +71,14 @@ std::size_t RunSession::stale_after() const {
   for (const auto& r : recordings_) {
     if (r->state != RecordingState::Dropped) longest = std::max(longest, r->calls);
   }
-  return std::max(options_.stale_calls, 2 * longest);
+  return std::max(options_.stale_calls, 2 * longest) << std::min(known_only_looks_, kLongestKnownOnlyBackoff);
+}
+
+void RunSession::looked_and_found_only_known() {
+  ++known_only_looks_;
+  requested_.store(false, std::memory_order_relaxed);  // asked again once stale by the new measure
+  eager_since_begun_.store(0, std::memory_order_relaxed);
+  stale_after_.store(stale_after(), std::memory_order_relaxed);
 }
 
 std::unique_ptr<Recording> RunSession::build(RecordingSetup setup) const {
@@ -127,6 +134,7 @@ std::size_t RunSession::add(std::unique_ptr<Recording> r) {
   if (!side_exit) {  // a new iteration: side exits may look again (a side exit's recording is no new find)
     requested_.store(false, std::memory_order_relaxed);
     fruitless_looks_ = 0;
+    known_only_looks_ = 0;
     side_exit_looks_.store(0, std::memory_order_relaxed);
     left_loop_.store(false, std::memory_order_relaxed);
     primer_.clear();
