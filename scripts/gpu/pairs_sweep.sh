@@ -1203,8 +1203,18 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     pairs regress 150 --pairs 1 epochs_eval_lastbatch bucketed_inference:200
     grep -h 'nimble run: recording\|stopped\|automatic range looked' "$out/$part"-*/*.run.log | cut -c1-300
     ;;
+  120)  # looks for staleness that find only known periods wait twice as long each time (part 119:
+    # the seq2seq in benchmark mode looked 577 times, 0.935): GPU tests; the seq2seq both ways, both modes
+    ctest_gpu
+    pairs gru 260 --pairs 1 gru_seq2seq gru_seq2seq_zero_first
+    pairs gru-bench 200 --pairs 1 --mode benchmark gru_seq2seq gru_seq2seq_zero_first
+    grep -h 'nimble run: recording\|automatic range looked' "$out/$part"-*/*.run.log | cut -c1-220
+    for f in "$out/$part"-*/*.run.run.json; do
+      python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1].split("/")[-2:], s.get("looks_that_found_only_known"), s.get("looking"))' "$f"
+    done
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 119)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 120)" >&2
     exit 2
     ;;
 esac
