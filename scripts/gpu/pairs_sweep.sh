@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh 1|2|...|85"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 120; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
