@@ -343,6 +343,7 @@ bool AutoRange::is_known(std::size_t length, std::size_t end, std::uint64_t fing
   if (options_.known(fingerprint)) return true;
   const std::size_t n = history_.size();
   if (length + end > n) return false;
+  // (Fingerprints are the same from any phase of a block: the last p tasks of the block will do.)
   const std::size_t begin = n - end - length, stop = n - end;
   for (std::size_t p = 1; 2 * p <= length; ++p) {
     if (length % p != 0) continue;
@@ -350,7 +351,7 @@ bool AutoRange::is_known(std::size_t length, std::size_t end, std::uint64_t fing
     for (std::size_t i = begin; i + p < stop && copies; ++i) copies = history_[i] == history_[i + p];
     if (copies && options_.known(period_fingerprint(history_, p, end))) return true;
   }
-  return false;  // (fingerprints are the same from any phase of a block: where it begins does not matter)
+  return false;
 }
 
 void AutoRange::found_nothing() { known_since_ = 0; }
@@ -359,8 +360,7 @@ void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::siz
                               bool at_sync) {
   // (A block repeated between two syncs ends where the stretch's tail begins.)
   if (is_known(length, distance != length ? distance - head - length : 0, fingerprint)) {
-    if (known_counted_at_ != total_ || known_in_a_row_ == 0) ++known_in_a_row_;  // once a look
-    known_counted_at_ = total_;
+    ++known_in_a_row_;
     if (known_since_ == 0) known_since_ = total_;
     return;
   }

@@ -260,7 +260,6 @@ class AutoRange {
   std::uint64_t fingerprint_ = 0;
   std::size_t known_in_a_row_ = 0;
   std::size_t known_since_ = 0;       // total_ when the looks began to find only known periods (0: not so)
-  std::size_t known_counted_at_ = 0;  // total_ when known_in_a_row_ last grew (once a look)
   std::size_t short_loop_ = 0;
   bool in_short_loop_ = false;  // the last look passed over a short loop, found nothing else, and it goes on
   std::size_t looks_ = 0;

@@ -1256,10 +1256,10 @@ TEST(RunCommand, AStepWithManySyncsIsFoundWhenItRepeatsAndNothingIsRecordedWhenI
 
 // A step around an inner loop whose time steps each use new buffers (the GRU seq2seq on the H200,
 // which nimble run left for good inside its first step: its decoder's time steps were found first,
-// recorded, dropped for moving buffers, and found again three times): the loop recorded before is
-// passed over, looking goes on, and the step around it is recorded (and dropped: its buffers move
-// too); only then, the program staying in known loops, nimble run stops for good. Results as a
-// plain run's.
+// recorded, dropped for moving buffers, and found again three times): finding the known loop again
+// does not stop nimble run while looks between find nothing, and the step around it is recorded
+// (and dropped: its buffers move too); only then, the program staying in known loops, nimble run
+// stops for good. Results as a plain run's.
 TEST(RunCommand, AStepAroundAnInnerLoopRecordedAndDroppedIsFoundAfterIt) {
   const std::string dir = temp_dir();
   const RunResult plain = plain_run("nested");
