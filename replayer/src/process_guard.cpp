@@ -40,13 +40,22 @@ std::size_t ProcessGuard::span_length(const GuardView& view) const {
   return std::max({options_.span_calls, view.longest_iteration, std::size_t{1}});
 }
 
+void ProcessGuard::saw_host_sync(std::size_t calls) {
+  if (last_host_sync_ && calls > *last_host_sync_) {
+    sync_gap_ = std::max(sync_gap_, std::min(calls - *last_host_sync_, options_.longest_sync_gap));
+  }
+  last_host_sync_ = calls;
+}
+
 GuardAction ProcessGuard::tick(const GuardView& view) {
   if (options_.spans == 0 || state_ == State::SteppedAside) return GuardAction::None;
+  if (view.at_host_point && replaying_since_) saw_host_sync(view.calls);
   if (state_ != State::Judging) {
     if (state_ == State::Kept && view.calls < judge_again_at_) return GuardAction::None;
     if (!view.replaying) return GuardAction::None;
     if (!replaying_since_) replaying_since_ = view.calls;
-    if (state_ == State::Waiting && !led(view.calls, span_length(view))) return GuardAction::None;
+    // The paused spans will last the longer of a span and the gap between host syncs.
+    if (state_ == State::Waiting && !led(view.calls, std::max(span_length(view), sync_gap_))) return GuardAction::None;
     // Once there is something to judge, the first span begins where the program just waited for the
     // GPU with nothing under way.
     if (!view.settled || !view.can_switch || !view.at_host_point) return GuardAction::None;
@@ -75,8 +84,9 @@ GuardAction ProcessGuard::tick(const GuardView& view) {
     span_ns_at_ = view.ns;
     return GuardAction::None;
   }
-  // Paused with no host sync in four spans' worth of calls: nimble run resumes, the span untimed.
-  if (paused_ && calls >= 4 * length) {
+  // Paused with no host sync in four spans' worth of calls, nor in twice the longest gap between
+  // two seen: nimble run resumes, the span untimed.
+  if (paused_ && calls >= std::max(4 * length, 2 * sync_gap_)) {
     spoiled_now_ = true;
     return end_span(view);
   }
@@ -131,6 +141,7 @@ GuardAction ProcessGuard::verdict(const GuardView& view) {
   }
   ++judgements_;
   verdict_at_ = view.calls;
+  last_host_sync_.reset();  // until the next judgement the hooks do not show the guard their syncs
   last_ratio_.reset();
   if (n > 0) last_ratio_ = median(paused_ns_) / median(running_ns_);
   // Too many spans met a recording being made or a trial to judge: nimble run goes on, judged later.
@@ -162,7 +173,8 @@ std::string ProcessGuard::summary_text() const {
     case State::Kept:
       if (undecided_) {
         return "nimble run: the process guard could not time the program (" + std::to_string(spoiled_) +
-               " span(s) met a recording being made or a trial); nimble run went on\n";
+               " span(s) met a recording being made or a trial, or paused ones no host sync within " +
+               std::to_string(std::max(4 * options_.span_calls, 2 * sync_gap_)) + " calls); nimble run went on\n";
       }
       return "nimble run: the process guard kept nimble run: the program ran " + ratio + " as fast with it as with it paused (" +
              spans + ", " + std::to_string(judgements_) + " judgement(s))\n";

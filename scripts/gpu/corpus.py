@@ -149,6 +149,11 @@ CORPUS = [
     ("hparam_trials", ["hparam_trials.py"], 240, {}, ("deterministic", "benchmark")),
     ("gru_seq2seq", ["gru_seq2seq.py"], 150, {}, ("deterministic", "benchmark")),
     ("gru_seq2seq_zero_first", ["gru_seq2seq.py"], 150, {"ZERO_GRAD_AT": "before"}, ("deterministic", "benchmark")),
+    # A BERT-style masked LM whose loss takes the masked rows by boolean indexing (a sync and a
+    # different row count every step); a convolutional VAE over shuffled epochs with a short last
+    # batch, randn_like every step and an eval pass with samples after each epoch.
+    ("masked_lm_train", ["masked_lm_train.py"], 200, {}, ("deterministic", "benchmark")),
+    ("vae_train", ["vae_train.py"], 204, {}, ("deterministic", "benchmark")),
 ]
 
 

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 120; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 122; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1213,8 +1213,29 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
       python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1].split("/")[-2:], s.get("looks_that_found_only_known"), s.get("looking"))' "$f"
     done
     ;;
+  121)  # two programs never run under nimble before (a masked LM whose loss takes the masked rows by
+    # boolean indexing, a sync with a new row count every step; a VAE over shuffled epochs with a
+    # short last batch and an eval pass): a plain smoke run each, one pair each, both modes
+    (cd "$root/tests/programs" && for prog in masked_lm_train vae_train; do
+      STEPS=8 timeout 60 python3 $prog.py > "$out/121-$prog-smoke.txt" 2>&1 || tail -5 "$out/121-$prog-smoke.txt"
+    done)
+    pairs new9 200 --pairs 1 masked_lm_train vae_train
+    pairs new9-bench 200 --pairs 1 --mode benchmark masked_lm_train vae_train
+    grep -H 'Error\|Traceback' "$out/$part"-new9*/*.log 2>/dev/null | head
+    grep -h 'nimble run:' "$out/$part"-new9*/*.run.log 2>/dev/null | cut -c1-600 | head -40
+    ;;
+  122)  # the process guard times programs whose host syncs come more than four spans' worth of calls
+    # apart (the GRU seq2seq: a 24-call piece live, a sync every 2,500 calls; every paused span was
+    # cut untimed): GPU tests; the seq2seq both modes; gradient accumulation (a loss read every 10
+    # optimizer steps, 1.16x, must stay kept), one pair each
+    ctest_gpu
+    pairs gru 150 --pairs 1 gru_seq2seq
+    pairs gru-bench 150 --pairs 1 --mode benchmark gru_seq2seq
+    pairs accum 150 --pairs 1 grad_accum:300
+    grep -h 'process guard\|stepped aside' "$out/$part"-*/*.run.log | cut -c1-300
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 120)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 122)" >&2
     exit 2
     ;;
 esac

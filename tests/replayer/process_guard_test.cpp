@@ -193,6 +193,23 @@ TEST(ProcessGuard, AProgramBoundByItsGPUIsJudgedByItsGPUTime) {
   expect_kept_at(pays.guard, 1.25, 0.03);
 }
 
+TEST(ProcessGuard, AProgramThatWaitsForTheGPUOnlyEveryFewThousandCallsIsTimedBetweenItsSyncs) {
+  // Steps of 300 calls, the loss read every 10: a host sync every 3,000 calls, longer than four
+  // spans' worth (1,024). Paused spans last until a host sync once the gap between two is known.
+  AsyncProgram pays{ProcessGuard(options()), 30, 20, 50, 40};
+  pays.step_calls = 300;
+  pays.run(400);
+  EXPECT_EQ(pays.guard.sync_gap(), 3000u);
+  EXPECT_FALSE(pays.guard.undecided());
+  expect_kept_at(pays.guard, 1.25, 0.03);
+  AsyncProgram same{ProcessGuard(options()), 30, 20, 50, 50};
+  same.step_calls = 300;
+  same.run(400);
+  EXPECT_EQ(same.guard.state(), ProcessGuard::State::SteppedAside);
+  // Only the first paused span, begun before any gap was known, went untimed.
+  EXPECT_EQ(same.guard.spoiled_spans(), 1u);
+}
+
 TEST(ProcessGuard, StepsAsideWhenThePausedProgramRunsFaster) {
   Program p{ProcessGuard(options()), 100, 104};
   p.run(1000);

@@ -47,6 +47,12 @@ struct GuardOptions {
   // small share (CuPy's 7-call step on the H200: judged from its first replayed steps, a 320-step
   // run was paused for a third of them).
   std::size_t lead = 4;
+  // The longest gap between two host syncs the guard learns (program calls). A paused span lasts
+  // until a host sync for up to twice the longest gap seen, so programs that wait for the GPU only
+  // every few steps, or whose live recording is a small piece of a step, are timed too (a GRU
+  // seq2seq whose 24-call piece replayed synced every 2,500 calls: every paused span was cut at
+  // 1,024 calls, untimed, and the guard never judged it).
+  std::size_t longest_sync_gap = 1u << 16;
 };
 
 enum class GuardAction { None, Pause, Resume, StepAside };
@@ -60,7 +66,8 @@ struct GuardView {
   bool can_switch = false;     // nothing under way (nor looked for or built): nimble run may pause here
   // The program just waited for the GPU (a step's end, most often): spans begin and end only here
   // (a paused one also so that nimble run meets the next step at its first call rather than in its
-  // middle; it resumes untimed after four spans' worth of calls without one).
+  // middle; it resumes untimed after four spans' worth of calls, or twice the longest gap between
+  // host syncs seen, without one).
   bool at_host_point = false;
   std::size_t longest_iteration = 0;  // calls of the longest live recording's iteration
 };
@@ -89,6 +96,7 @@ class ProcessGuard {
   const std::vector<double>& paused_spans() const { return paused_ns_; }
   const std::vector<double>& running_spans() const { return running_ns_; }
   std::size_t spoiled_spans() const { return spoiled_; }
+  std::size_t sync_gap() const { return sync_gap_; }  // the longest gap between host syncs seen, in calls
   const GuardOptions& options() const { return options_; }
   // One line for the exit summary ("" when the guard never judged).
   std::string summary_text() const;
@@ -100,6 +108,8 @@ class ProcessGuard {
   std::size_t span_length(const GuardView& view) const;
   // Replay has run the lead (GuardOptions::lead times spans of `span` calls) by `calls`.
   bool led(std::size_t calls, std::size_t span) const;
+  // A host sync the guard saw at `calls`: learns the gap since the last one.
+  void saw_host_sync(std::size_t calls);
 
   GuardOptions options_;
   State state_ = State::Waiting;
@@ -116,6 +126,8 @@ class ProcessGuard {
   std::optional<double> last_ratio_;
   std::size_t verdict_at_ = 0;
   bool undecided_ = false;  // the last judgement timed too few spans (too many were spoiled)
+  std::optional<std::size_t> last_host_sync_;  // program calls at the last host sync seen (while syncs are watched)
+  std::size_t sync_gap_ = 0;  // the longest gap between two of them (capped: GuardOptions::longest_sync_gap)
 };
 
 const char* guard_state_name(ProcessGuard::State state);
