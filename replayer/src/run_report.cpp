@@ -288,7 +288,8 @@ trace::json guard_json(const ProcessGuard& guard) {
                      {"judgements", guard.judgements()},
                      {"paused_ns_per_call", guard.paused_spans()},
                      {"running_ns_per_call", guard.running_spans()},
-                     {"spoiled_spans", guard.spoiled_spans()}};
+                     {"spoiled_spans", guard.spoiled_spans()},
+                     {"longest_sync_gap_calls", guard.sync_gap()}};
   if (guard.last_ratio()) out["paused_over_running"] = *guard.last_ratio();
   if (guard.judgements() > 0) out["verdict_at_call"] = guard.verdict_at();
   return out;

@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 122; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 123; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1234,8 +1234,25 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     pairs accum 150 --pairs 1 grad_accum:300
     grep -h 'process guard\|stepped aside' "$out/$part"-*/*.run.log | cut -c1-300
     ;;
+  123)  # part 121's VAE: both its recordings (a step, an epoch) dropped for moving buffers, 0.976-0.986
+    # of plain: nimble run with NIMBLE_DEBUG=1 (120 steps), steps 20-27 recorded (moving_args.py);
+    # gradient accumulation at 800 steps, one pair (its loss read every 10 steps: the lead counts
+    # that gap now, and 300 steps were not judged in part 122): does the guard keep it?
+    (cd "$root/tests/programs" && STEPS=120 CORPUS_MODE=deterministic NIMBLE_DEBUG=1 timeout 100 \
+      "$root/build-gpu/bin/nimble" run -o "$out/123-vae.json" -- python3 vae_train.py > "$out/123-vae-debug.log" 2>&1
+      grep -v '^CORPUS' "$out/123-vae-debug.log" | cut -c1-400 | head -200 > "$out/123-vae-debug.txt")
+    STEPS=60 CORPUS_MODE=deterministic NIMBLE="$root/build-gpu/bin/nimble" timeout 100 \
+      bash "$root/scripts/gpu/record_steps.sh" "$out/123-vae-20-28.json" 20:28 vae_train.py > /dev/null 2>&1
+    python3 moving_args.py "$out/123-vae-20-28.json" --steps 8 --examples 10 > "$out/123-vae-moving.txt" 2>&1
+    head -30 "$out/123-vae-moving.txt"
+    pairs accum800 200 --pairs 1 grad_accum:800
+    grep -h 'process guard\|stepped aside' "$out/$part"-*/*.run.log | cut -c1-300
+    for f in "$out/$part"-*/*.run.run.json; do
+      python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["guard"])' "$f"
+    done
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 122)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 123)" >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,7 @@ in-memory dataset through a shuffling DataLoader with a short last batch, inputs
 `.cuda()`, the reparameterisation trick (`torch.randn_like` every step), a summed BCE + KL loss,
 Adam, the epoch's loss summed with `loss.item()` each step, and after every epoch an evaluation
 pass over held-out data plus 16 images sampled from the prior (model.eval(), no_grad)."""
-from corpus_common import STEPS, step_done, mark_loop_start, final_state, torch_setup
+from corpus_common import STEPS, step_begins, step_done, mark_loop_start, final_state, torch_setup
 torch = torch_setup()
 nn = torch.nn
 F = torch.nn.functional
@@ -49,6 +49,7 @@ for epoch in range(max(1, STEPS // 17)):
     model.train()
     epoch_loss = 0.0
     for (x,) in train_loader:
+        step_begins(step)
         x = x.cuda()
         logits, mean, log_var = model(x)
         loss = vae_loss(logits, x, mean, log_var)
