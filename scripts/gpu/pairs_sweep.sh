@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 123; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 124; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1251,8 +1251,13 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
       python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["guard"])' "$f"
     done
     ;;
+  124)  # never slower? The VAE read 0.976-0.986 of plain in part 121 (tail, best window and turns, both
+    # modes) with its recordings dropped early and nimble run idle after: two pairs with the idle
+    # library and an A/A pair, deterministic mode
+    pairs vae 330 --pairs 2 --idle --aa vae_train
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 123)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 124)" >&2
     exit 2
     ;;
 esac
