@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 124; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 125; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1256,8 +1256,27 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     # library and an A/A pair, deterministic mode
     pairs vae 330 --pairs 2 --idle --aa vae_train
     ;;
+  125)  # where the idle library's 2.5% on the VAE goes (part 124: idle 0.975, nimble run 0.980, A/A
+    # 1.007): the idle library with NIMBLE_HOST_TIMES=1 (calls and host time per intercepted
+    # function), then perf profiles (cpu-clock, by library and symbol) of plain and idle, 600 steps
+    cd "$root/tests/programs"
+    STEPS=600 CORPUS_MODE=deterministic LD_PRELOAD="$root/build-gpu/lib/libnimble.so" NIMBLE_HOST_TIMES=1 timeout 100 \
+      python3 vae_train.py 2>&1 | grep -v '^CORPUS' > "$out/125-vae-host-times.txt"
+    grep -A 40 "host time inside" "$out/125-vae-host-times.txt" | head -42
+    perf version || echo "no perf here"
+    for cfg in plain idle; do
+      pre=(); [ $cfg = idle ] && pre=(env LD_PRELOAD="$root/build-gpu/lib/libnimble.so")
+      STEPS=600 CORPUS_MODE=deterministic timeout 100 perf record -e cpu-clock -F 1999 -D 8000 -o "$out/perf-$cfg.data" \
+        "${pre[@]}" python3 vae_train.py > "$out/125-perf-$cfg.txt" 2>&1
+      perf report -i "$out/perf-$cfg.data" --sort dso --stdio 2>/dev/null | grep -v '^#' | head -25 > "$out/125-perf-$cfg-dso.txt"
+      perf report -i "$out/perf-$cfg.data" --sort dso,sym --stdio 2>/dev/null | grep -v '^#' | head -150 > "$out/125-perf-$cfg-sym.txt"
+      head -14 "$out/125-perf-$cfg-dso.txt"
+    done
+    grep -i nimble "$out/125-perf-idle-sym.txt" | head -30
+    cd "$root/scripts/gpu"
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 124)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 125)" >&2
     exit 2
     ;;
 esac
