@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 125; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 126; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1275,8 +1275,14 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     grep -i nimble "$out/125-perf-idle-sym.txt" | head -30
     cd "$root/scripts/gpu"
     ;;
+  126)  # GPU tests, with gpu_run_loop_rare_syncs (a host sync every 128 iterations: the process guard
+    # must time its paused spans from sync to sync and decide); that test's output and guard summary
+    ctest_gpu
+    (cd "$root/build-gpu" && ctest -R gpu_run_loop_rare_syncs -V) 2>&1 | grep 'run_and_check' | cut -c1-300
+    grep -A8 '"guard"' "$out/run-loop-rare-syncs.run.json" 2>/dev/null | tr -d ' \n'; echo
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 125)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 126)" >&2
     exit 2
     ;;
 esac

@@ -5,6 +5,8 @@
 # With EXPECT_RELEASED set, a recording must have been dropped and its graphs given back
 # (the summary's graphs.released). NIMBLE_RUN_TRIAL from the environment, else no trial; likewise
 # NIMBLE_RUN_GUARD, else no process guard (its paused spans would replay nothing of these short loops).
+# With EXPECT_GUARD_JUDGED set, the process guard must have reached a verdict on timed spans (kept or
+# stepped aside, not left undecided by spans it could not time).
 # Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
 nimble=$1 app=$2 out=$3 min_replayed=$4
 shift 4
@@ -40,5 +42,14 @@ if [ -n "$EXPECT_RELEASED" ]; then
   grep -q '"state": "dropped"' "$summary" || { echo "run_and_check: no recording was dropped"; exit 1; }
   grep -q '"released": true' "$summary" || { echo "run_and_check: a dropped recording kept its graphs"; exit 1; }
   echo "run_and_check: the dropped recording's graphs were given back"
+fi
+if [ -n "$EXPECT_GUARD_JUDGED" ]; then
+  judgements=$(sed -n 's/.*"judgements": \([0-9]*\).*/\1/p' "$summary" | head -1)
+  spoiled=$(sed -n 's/.*"spoiled_spans": \([0-9]*\).*/\1/p' "$summary" | head -1)
+  gap=$(sed -n 's/.*"longest_sync_gap_calls": \([0-9]*\).*/\1/p' "$summary" | head -1)
+  [ "${judgements:-0}" -ge 1 ] || { echo "run_and_check: the process guard never reached a verdict"; exit 1; }
+  # Undecided takes more than twice its spans spoiled; a few may meet the first look or build.
+  [ "${spoiled:-99}" -le 2 ] || { echo "run_and_check: the process guard could not time $spoiled span(s)"; exit 1; }
+  echo "run_and_check: the process guard judged $judgements time(s), $spoiled span(s) untimed, host syncs up to $gap calls apart"
 fi
 echo "run_and_check: $replayed iterations replayed"

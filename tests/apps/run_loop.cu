@@ -6,12 +6,16 @@
 // prints a checksum of each iteration's result, so a run under nimble can be compared with a
 // plain run byte for byte.
 //
-// Usage: run_loop [ITERATIONS] [--change-shape-at K]
+// Usage: run_loop [ITERATIONS] [--change-shape-at K] [--sync-every M]
 //   --change-shape-at K: iterations K, K+1, K+2 compute on half the elements (the input copy
 //   stays whole, the kernels' launch shapes change), then it goes back to the recorded shape.
+//   --sync-every M: the result is copied back, the stream synchronised and the checksum printed
+//   only every M iterations (and after the last), as scripts that read their loss every few
+//   steps do: the host waits for the GPU every M iterations' worth of calls.
 // Exit status 77 means "no GPU" (ctest SKIP_RETURN_CODE).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -49,10 +53,12 @@ std::uint64_t fnv1a(const void* data, std::size_t bytes) {
 }
 
 int main(int argc, char** argv) {
-  int iterations = 30, change_at = -1;
+  int iterations = 30, change_at = -1, sync_every = 1;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--change-shape-at") == 0 && a + 1 < argc) {
       change_at = std::atoi(argv[++a]);
+    } else if (std::strcmp(argv[a], "--sync-every") == 0 && a + 1 < argc) {
+      sync_every = std::max(1, std::atoi(argv[++a]));
     } else {
       iterations = std::atoi(argv[a]);
     }
@@ -81,6 +87,7 @@ int main(int argc, char** argv) {
     mix<<<blocks, threads>>>(d_in, d_noise, d_x, n, 0.5f);
     for (int k = 0; k < chain; ++k) step<<<blocks, threads>>>(d_x, d_bias, n, k);
     CHECK(cudaGetLastError());
+    if ((it + 1) % sync_every != 0 && it + 1 != iterations) continue;
     CHECK(cudaMemcpyAsync(out.data(), d_x, n * sizeof(float), cudaMemcpyDeviceToHost, 0));
     CHECK(cudaStreamSynchronize(0));
     std::printf("iteration %d n %d checksum %016llx\n", it, n,
