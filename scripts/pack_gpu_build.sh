@@ -11,5 +11,7 @@ cp -a build build-gpu
 rm -f build-gpu/bin/*_tests build-gpu/bin/nimble-sched-bench build-gpu/lib/*.a
 find build-gpu -name CMakeFiles -type d -prune -exec rm -rf {} +
 find build-gpu -name '*.o' -delete
-grep -rl "$(pwd)/build/" build-gpu | xargs -r sed -i "s#$(pwd)/build/#$(pwd)/build-gpu/#g"
+# Every path into build/, and build/ itself (DartConfiguration.tcl's BuildDirectory: with it, ctest
+# in build-gpu/ ran the tests of a build/ left on the GPU machine, none, once one was there).
+grep -rlE "$(pwd)/build(/|\$| )" build-gpu | xargs -r sed -i -E "s#$(pwd)/build(/|\$| )#$(pwd)/build-gpu\1#g"
 du -sh build-gpu

@@ -257,6 +257,7 @@ void AutoRange::restart(int iteration) {
   known_in_a_row_ = 0;
   known_since_ = 0;
   in_short_loop_ = false;
+  sync_look_found_nothing_ = false;
 }
 
 void AutoRange::prime(const std::vector<std::pair<std::uint64_t, bool>>& tasks) {
@@ -304,8 +305,14 @@ bool AutoRange::look_while_quiet(bool host_sync) {
 // Tasks without a sync after which a program that did sync counts as quiet (0: never).
 std::size_t AutoRange::quiet_threshold() const {
   if (options_.quiet_after == 0) return 0;
-  if (sync_gaps_seen_ < sync_gaps_.size()) return options_.quiet_after;  // its cadence is not known yet
-  const std::size_t longest = *std::max_element(sync_gaps_.begin(), sync_gaps_.end());
+  const std::size_t known = std::min(sync_gaps_seen_, sync_gaps_.size());
+  const std::size_t longest = known == 0 ? 0 : *std::max_element(sync_gaps_.begin(), sync_gaps_.begin() + known);
+  // Halfway through a stretch, after a look at a sync that found nothing (a gap of 2,050 tasks would
+  // otherwise never count as quiet: a sync comes before twice the gap, or 4,096 tasks).
+  if (sync_look_found_nothing_ && longest != 0) {
+    return std::clamp(longest / 2, std::min(options_.quiet_after_min, options_.quiet_after), options_.quiet_after);
+  }
+  if (known < sync_gaps_.size()) return options_.quiet_after;  // its cadence is not known yet
   return std::clamp(2 * longest, std::min(options_.quiet_after_min, options_.quiet_after), options_.quiet_after);
 }
 
@@ -320,8 +327,15 @@ void AutoRange::note_sync_gap() {
 // later sync falls between two recorded iterations, not inside one.
 std::size_t AutoRange::phase_after_last_sync(std::size_t p) const {
   const std::size_t n = history_.size();
-  if (last_sync_ == 0 || total_ - last_sync_ >= n) return 0;  // never synced, or the sync is gone
-  const std::size_t after_sync = n - (total_ - last_sync_);   // history index of the first task after it
+  std::size_t after_sync = 0;  // history index of the first task after it
+  if (last_sync_ != 0 && total_ - last_sync_ < n) {
+    after_sync = n - (total_ - last_sync_);
+  } else if (last_sync_ != 0 || total_ != n) {
+    return 0;  // the sync is gone, or was before a restart
+  }
+  // (Never synced, with the whole program in the history: the loop's run begins with its first
+  // iteration. Cut where the look happened to be, the recorded iteration straddles two of the
+  // program's, and a read that comes after some iterations lands inside one: a fall-back each time.)
   std::size_t first = n - p;  // the run of period p goes back at least to here
   while (first > after_sync && history_[first - 1] == history_[first - 1 + p]) --first;
   return (p - (n - first) % p) % p;
@@ -358,6 +372,7 @@ void AutoRange::found_nothing() { known_since_ = 0; }
 
 void AutoRange::begin_waiting(std::size_t length, std::size_t distance, std::size_t head, std::uint64_t fingerprint,
                               bool at_sync) {
+  sync_look_found_nothing_ = false;
   // (A block repeated between two syncs ends where the stretch's tail begins.)
   if (is_known(length, distance != length ? distance - head - length : 0, fingerprint)) {
     ++known_in_a_row_;
@@ -460,6 +475,7 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       if (!look) return Action::None;
       last_check_ = total_;
       const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from the candidates)
+      if (host_sync) sync_look_found_nothing_ = p == 0;
       if (p == 0) {
         found_nothing();
         return Action::None;

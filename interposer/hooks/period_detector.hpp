@@ -139,6 +139,8 @@ class AutoRange {
     // that never reads its loss) is quiet sooner: after twice the longest of its last few gaps
     // between syncs, at least this many tasks, looked at twice as often; a period whose run
     // explains that many tasks is taken even if set-up since the sync is most of the rest.
+    // When the look at the last sync found nothing, the next stretch is quiet after half the longest
+    // of the last gaps between syncs, at least this many tasks too.
     std::size_t quiet_after_min = 512;
     std::size_t min_span = 32;                      // short periods repeat until they cover this
     // A period of fewer tasks is not an iteration worth recording (nimble run: replaying a few
@@ -262,6 +264,10 @@ class AutoRange {
   std::size_t known_since_ = 0;       // total_ when the looks began to find only known periods (0: not so)
   std::size_t short_loop_ = 0;
   bool in_short_loop_ = false;  // the last look passed over a short loop, found nothing else, and it goes on
+  // The look at the last sync found nothing: the next stretch is looked at halfway through too, where
+  // its loop's run is under way (work that never repeats just before each sync, such as a loss over
+  // a data-dependent count of rows, hides the loop from a look at the sync).
+  bool sync_look_found_nothing_ = false;
   std::size_t looks_ = 0;
   std::size_t short_loop_since_ = 0;  // total_ when in_short_loop_ was set
   bool diverged_ = false;

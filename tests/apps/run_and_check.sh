@@ -6,7 +6,8 @@
 # (the summary's graphs.released). NIMBLE_RUN_TRIAL from the environment, else no trial; likewise
 # NIMBLE_RUN_GUARD, else no process guard (its paused spans would replay nothing of these short loops).
 # With EXPECT_GUARD_JUDGED set, the process guard must have reached a verdict on timed spans (kept or
-# stepped aside, not left undecided by spans it could not time).
+# stepped aside, not left undecided by spans it could not time); with EXPECT_NO_FALLBACKS, no
+# replayed iteration may have fallen back.
 # Usage: run_and_check.sh NIMBLE APP TRACE MIN_REPLAYED [APP ARGS...]. Exit 77 (skip) without a GPU.
 nimble=$1 app=$2 out=$3 min_replayed=$4
 shift 4
@@ -51,5 +52,9 @@ if [ -n "$EXPECT_GUARD_JUDGED" ]; then
   # Undecided takes more than twice its spans spoiled; a few may meet the first look or build.
   [ "${spoiled:-99}" -le 2 ] || { echo "run_and_check: the process guard could not time $spoiled span(s)"; exit 1; }
   echo "run_and_check: the process guard judged $judgements time(s), $spoiled span(s) untimed, host syncs up to $gap calls apart"
+fi
+if [ -n "$EXPECT_NO_FALLBACKS" ]; then
+  grep -q '^  "fallbacks": \[\],' "$summary" || { echo "run_and_check: replayed iterations fell back"; exit 1; }
+  echo "run_and_check: no fall-back"
 fi
 echo "run_and_check: $replayed iterations replayed"

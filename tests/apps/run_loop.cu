@@ -14,7 +14,8 @@
 //   steps do: the host waits for the GPU every M iterations' worth of calls. Before each such
 //   read a kernel of a launch shape drawn from the iteration number runs (as a loss over a
 //   data-dependent count of rows does), so the stretch from one read to the next never repeats:
-//   only the iteration itself can be recorded.
+//   only the iteration itself can be recorded. Before the loop, a set-up kernel and a device-wide
+//   sync, as a program's initialisation has.
 // Exit status 77 means "no GPU" (ctest SKIP_RETURN_CODE).
 #include <cuda_runtime.h>
 
@@ -79,6 +80,12 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&d_x, full * sizeof(float)));
   CHECK(cudaMalloc(&d_bias, full * sizeof(int)));
   std::vector<float> in(full), out(full);
+  if (sync_every > 1) {
+    CHECK(cudaMemsetAsync(d_x, 0, full * sizeof(float), 0));
+    CHECK(cudaMemsetAsync(d_bias, 0, full * sizeof(int), 0));
+    step<<<full / threads, threads>>>(d_x, d_bias, full, 0);
+    CHECK(cudaDeviceSynchronize());
+  }
   for (int it = 0; it < iterations; ++it) {
     const bool half = change_at >= 0 && it >= change_at && it < change_at + 3;
     const int n = half ? full / 2 : full, blocks = (n + threads - 1) / threads;

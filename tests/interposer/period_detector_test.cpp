@@ -669,6 +669,41 @@ TEST(AutoRange, WithoutSyncsItLooksPeriodically) {
   EXPECT_EQ(w.end - w.begin, 37u);
 }
 
+// A loop that reads its result only every so many iterations, before which the program never
+// synchronised (run_loop --sync-every on the H200): the window begins where the loop's run of
+// copies began, its input copy, wherever the periodic look found the period. Cut elsewhere, the
+// recorded iteration ended inside the program's and fell back at every read.
+TEST(AutoRange, WithoutAnySyncTheIterationBeginsWhereTheLoopBegan) {
+  AutoRange::Options options = short_periods();
+  options.check_every = 40;  // the looks come 40 tasks apart: none at an iteration's start
+  AutoRange range(options);
+  std::vector<std::uint64_t> iteration = {kCopy};
+  for (std::uint64_t k = 0; k < 15; ++k) iteration.push_back(100 + k);
+  const Window w = expect_recorded(range, repeat(iteration, 12), 16);
+  EXPECT_EQ(w.begin % 16, 0u) << "the window began at task " << w.begin;
+}
+
+// The result read every 128 iterations after a kernel whose launch shape follows the data (a loss
+// over a data-dependent count of rows), syncs about 2,000 tasks apart: no period ends at a sync, and
+// the stretch is never quiet by the usual measure (a sync comes before twice the gap). After a look
+// at a sync that found nothing, the next stretch is looked at halfway through, and the window opens
+// where an iteration begins after the sync, at its input copy.
+TEST(AutoRange, ALoopWhoseReadsFollowWorkThatNeverRepeatsIsFoundHalfwayBetweenThem) {
+  std::vector<std::uint64_t> seq = {7, kCopy, kSync};  // set-up: a kernel, an upload, a sync
+  std::vector<std::uint64_t> iteration = {kCopy};
+  for (std::uint64_t k = 0; k < 15; ++k) iteration.push_back(100 + k);
+  for (std::uint64_t read = 0; read < 12; ++read) {
+    const auto block = repeat(iteration, 128);
+    seq.insert(seq.end(), block.begin(), block.end());
+    seq.insert(seq.end(), {500 + read * 7919 % 97, kCopy, kSync});
+  }
+  AutoRange range({});
+  const Window w = expect_recorded(range, seq, 16);
+  EXPECT_EQ(seq[w.begin], kCopy) << "the window began at task " << w.begin;
+  EXPECT_EQ(seq[w.begin + 1], 100u);
+  EXPECT_LT(w.begin, 5u * (128 * 16 + 3)) << "found only after " << w.begin << " tasks";
+}
+
 TEST(AutoRange, NothingRepeatsNothingIsRecorded) {
   AutoRange range(short_periods());
   std::vector<std::uint64_t> seq;

@@ -878,6 +878,10 @@ struct OverheadLoop {
   int syncs_every = 0;
   bool routed = false;
   bool routing_repeats = false;  // every iteration routes alike (its shapes come again each iteration)
+  // > 1: the result is read (copied to the host, synchronised) only after every this many
+  // iterations, after a kernel whose grid is drawn each time (a loss over a data-dependent number
+  // of rows): the host waits for the GPU rarely, and only the iteration itself repeats.
+  int reads_every = 1;
   std::uint32_t routing = 1;
   CUevent event = nullptr;
   void run(int from, int to) {
@@ -911,6 +915,15 @@ struct OverheadLoop {
           cuStreamSynchronize(nullptr);
         }
       }
+      if (reads_every > 1) {
+        if (i == bracket_to) cuProfilerStop();  // (the iteration recorded is the launches alone)
+        if (i % reads_every != reads_every - 1) continue;
+        routing = routing * 1664525u + 1013904223u;
+        cuLaunchKernel(parts.scale, 2 + (routing >> 24), 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+        cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
+        cuStreamSynchronize(nullptr);
+        continue;
+      }
       cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
       if (i == bracket_to) cuProfilerStop();
@@ -932,11 +945,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
              int period = 0, int events_every = 0, int repeats_from = 1 << 30, int syncs_every = 0, bool routed = false,
-             bool routing_repeats = false) {
+             bool routing_repeats = false, int reads_every = 1) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
   OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
-                    events_every, repeats_from, syncs_every, routed, routing_repeats};
+                    events_every, repeats_from, syncs_every, routed, routing_repeats, reads_every};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -996,6 +1009,39 @@ int service(int steps) {
   service_steps(loop, steps - steps / 2);
   const std::uint64_t cpu_end = thread_cpu_ns();
   std::printf("late_cpu_ns_per_launch=%.1f\n", static_cast<double>(cpu_end - cpu_start) / ((steps - steps / 2) * 30.0));
+  std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
+  std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
+  return 0;
+}
+
+// run_loop --sync-every's loop (tests/apps) on the fake driver: after a set-up that launches, uploads
+// and synchronises, each iteration copies fresh host data in and launches 15 kernels; every
+// `reads_every` iterations a kernel of a drawn launch shape (a loss over a data-dependent number of
+// rows), then the result read and synchronised. The stretch from one read to the next never
+// repeats; the iteration does.
+int rare_reads(int iterations, int reads_every) {
+  auto [scale, fill, a, b] = LoopParts();
+  static float host[256], input[256];
+  std::uint32_t routing = 1;
+  int init = 3;
+  void* init_args[] = {&a, &init};
+  cuLaunchKernel(fill, 8, 1, 1, 128, 1, 1, 0, nullptr, init_args, nullptr);
+  cuMemcpyHtoDAsync(b, host, sizeof host, nullptr);
+  cuCtxSynchronize();
+  for (int i = 0; i < iterations; ++i) {
+    input[0] = static_cast<float>(i);
+    cuMemcpyHtoDAsync(a, input, sizeof input, nullptr);
+    int n = 100, m = 7;
+    void* scale_args[] = {&a, &b, &n};
+    void* fill_args[] = {&b, &m};
+    cuLaunchKernel(fill, 2, 1, 1, 64, 1, 1, 0, nullptr, fill_args, nullptr);
+    for (unsigned k = 0; k < 14; ++k) cuLaunchKernel(scale, 2 + k, 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    if (i % reads_every != reads_every - 1 && i + 1 != iterations) continue;
+    routing = routing * 1664525u + 1013904223u;
+    cuLaunchKernel(scale, 100 + (routing >> 24), 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
+    cuMemcpyDtoHAsync(host, b, 1024, nullptr);
+    cuStreamSynchronize(nullptr);
+  }
   std::printf("kernels_run=%d graph_launches=%d\n", fake_driver_count("cuLaunchKernel"), fake_driver_count("cuGraphLaunch"));
   std::printf("work=%016llx\n", static_cast<unsigned long long>(fake_driver_work_digest()));
   return 0;
@@ -1178,6 +1224,8 @@ int main(int argc, char** argv) {
   if (mode == "library-long") return library_loop(400);  // long enough for the process guard's spans
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
+  // The result read every 16 iterations (3,200 launches apart), after a kernel of a drawn shape.
+  if (mode == "overhead-rare-reads") return overhead(2000, 200, false, false, false, 0, 0, 1 << 30, 0, false, false, 16);
   if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
   if (mode == "unrepeating-few") return overhead(20, 200, true, false, true);
   // Every kernel's argument cycles through three values (iteration 1, the recorded one, has its
@@ -1194,6 +1242,7 @@ int main(int argc, char** argv) {
   // many launches in the second half as the modes above.
   if (mode == "service") return service(argc > 2 ? std::atoi(argv[2]) : 2000);
   if (mode == "nested") return nested(argc > 2 ? std::atoi(argv[2]) : 300);
+  if (mode == "rare-reads") return rare_reads(argc > 2 ? std::atoi(argv[2]) : 6000, 128);
   if (mode == "overhead-short") return overhead(argc > 2 ? std::atoi(argv[2]) : 100000, 4, false);
   // 1000 iterations whose launch shapes never repeat, then 2000 that do.
   if (mode == "unrepeating-then-loop") return overhead(3000, 50, false, false, true, 0, 0, 1000);

@@ -1031,6 +1031,47 @@ TEST(RunCommand, TheProcessGuardKeepsReplayThatPays) {
   EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead").output));
 }
 
+// A program that waits for the GPU only every 16 iterations (3,200 launches; a loss read every few
+// steps): the paused spans last from one of its syncs to the next, and the guard decides on timed
+// spans (until 2026-12-01 every paused span was cut untimed after 1,024 calls and the guard went on
+// undecided).
+TEST(RunCommand, TheProcessGuardJudgesAProgramThatWaitsForTheGPURarely) {
+  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=50"},
+                                          "overhead-rare-reads");
+  if (::testing::Test::HasFailure()) return;
+  const nlohmann::json& guard = run.summary["guard"];
+  EXPECT_EQ(guard.value("state", ""), "kept") << guard.dump(2);
+  EXPECT_GE(guard.value("judgements", 0), 1) << guard.dump(2);
+  EXPECT_GE(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  EXPECT_LE(guard.value("spoiled_spans", 99), 1) << guard.dump(2);
+  EXPECT_GE(guard.value("longest_sync_gap_calls", 0), 3200) << guard.dump(2);
+  EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead-rare-reads").output));
+}
+
+// A loop whose result is read every 128 iterations after a kernel of a drawn launch shape, after a
+// set-up that synchronised: no period ends at a read, and the stretch between two (2,050 calls) is
+// never quiet by the usual measure. Found halfway through a stretch, the iteration begins at its
+// input copy, as after a read: every iteration but the first few is replayed, none falls back, the
+// look ends once it has found it, and the guard judges the program between its reads. (Before
+// 2026-12-01 nothing was found; without the set-up's sync, the iteration was cut after its copy and
+// fell back at every read, and the guard never began.)
+TEST(RunCommand, ALoopReadEveryFewThousandCallsAfterWorkThatNeverRepeatsIsFoundAndJudged) {
+  const std::string dir = temp_dir();
+  const RunResult r = auto_run(dir + "/r.json", "rare-reads", {"NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=20"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run("rare-reads").output));
+  const nlohmann::json summary = read_json(dir + "/r.run.json");
+  std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
+  ASSERT_TRUE(by_calls.count(16)) << r_dump(by_calls);
+  EXPECT_GE(by_calls[16].value("iterations_replayed", 0), 5000) << r_dump(by_calls);
+  EXPECT_TRUE(summary["fallbacks"].empty()) << summary["fallbacks"].dump(2);
+  EXPECT_LT(summary["looking"].value("calls_looked_at", 1u << 30), 8000) << summary["looking"].dump();
+  const nlohmann::json& guard = summary["guard"];
+  EXPECT_GE(guard.value("judgements", 0), 1) << guard.dump(2);
+  EXPECT_GE(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  EXPECT_EQ(guard.value("longest_sync_gap_calls", 0), 2050) << guard.dump(2);
+}
+
 // The guard counts the program's calls: a library call once, skipped or not, never the launches it
 // makes (else a replayed iteration, its cuDNN calls skipped, would count fewer calls than a paused
 // one and read slower per call: GPT-2 and BERT read 0.88 and 0.92 so on the H200 and lost their replay).
