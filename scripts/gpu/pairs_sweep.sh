@@ -144,7 +144,7 @@
 # (the device tool brings back only a few files). A part cut short by its deadline keeps what
 # it measured: process_pairs.py rewrites its tables after each program.
 set -uo pipefail
-part=${1:?"usage: pairs_sweep.sh PART (1 to 126; each case below says what it measures)"}
+part=${1:?"usage: pairs_sweep.sh PART (1 to 127; each case below says what it measures)"}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 results=${OUT:?"set OUT to the folder the results go to"}
 # Everything is written apart from $OUT, which gets only sweep.tgz and the parts' text files: the
@@ -1281,8 +1281,19 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
     (cd "$root/build-gpu" && ctest -R gpu_run_loop_rare_syncs -V) 2>&1 | grep 'run_and_check' | cut -c1-300
     grep -A8 '"guard"' "$out/run-loop-rare-syncs.run.json" 2>/dev/null | tr -d ' \n'; echo
     ;;
+  127)  # the halfway look (a look at a sync that found nothing makes the next stretch quiet at half the
+    # gap): GPU tests (gpu_run_loop_rare_syncs: found halfway, no fall-back, the guard judged), then
+    # the programs whose looks at syncs find nothing (shapes that follow the data): one pair each,
+    # deterministic mode, what each looked at and recorded
+    ctest_gpu
+    (cd "$root/build-gpu" && ctest -R gpu_run_loop_rare_syncs -V) 2>&1 | grep 'run_and_check' | cut -c1-300
+    pairs dyn 420 --pairs 1 masked_lm_train:400 bert_dynamic_padding detection_eval moe_train
+    for f in "$out/$part"-dyn/*.run.run.json; do
+      python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1].split("/")[-1], s["looking"], s["guard"]["state"], [(r["calls"], r["state"], r["iterations_replayed"]) for r in s["recordings"]])' "$f"
+    done
+    ;;
   *)
-    echo "pairs_sweep.sh: no part '$part' (1 to 126)" >&2
+    echo "pairs_sweep.sh: no part '$part' (1 to 127)" >&2
     exit 2
     ;;
 esac
