@@ -91,6 +91,10 @@ void add_run_command(CLI::App& app) {
                 << " iteration(s) replayed, " << summary.value("fallbacks", trace::json::array()).size() << " kind(s) of fall-back; trace " << p.path
                 << ", summary " << path << " (program exited with " << status << ")\n";
       if (why.is_string()) std::cout << "nimble run" << rank_note(p) << ": nothing was replayed: " << why.get<std::string>() << "\n";
+      if (const trace::json ended = summary.value(replayer::kReplayEndedBecause, trace::json()); ended.is_string()) {
+        std::string line = replayer::replay_ended_text(summary.value("iterations_replayed", std::size_t{0}), ended.get<std::string>());
+        std::cout << "nimble run" << rank_note(p) << line.substr(line.find(':'));
+      }
     }
   });
 }

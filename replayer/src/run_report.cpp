@@ -159,6 +159,22 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
   return why.empty() ? "no recorded iteration could be replayed" : why;
 }
 
+std::string replay_ended_text(std::size_t replayed, const std::string& why) {
+  return "nimble run: replay ended after " + std::to_string(replayed) + " iteration(s); the rest ran as the program issued it: " +
+         why + "\n";
+}
+
+std::string replay_ended_because(const RunSession& session) {
+  if (session.iterations_replayed() == 0) return "";
+  std::string why;
+  for (const auto& rec : session.recordings()) {
+    if (rec->state != RecordingState::Dropped) return "";
+    if (rec->exit_of) continue;  // (dropped with its parent, or as a piece of it: the parent's reason says it)
+    why += (why.empty() ? "" : "; ") + rec->name + " was dropped: " + rec->dropped_because;
+  }
+  return why;
+}
+
 trace::json comparison_json(const Comparison& c) {
   const IterationTimes replayed = c.times(Phase::Replay), plain = c.times(Phase::Plain);
   trace::json j = {{"block", c.block()}, {"replayed", phase_json(replayed)}, {"plain", phase_json(plain)}};
@@ -274,6 +290,7 @@ trace::json run_summary_json(const RunReportInput& in) {
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     summary[kNothingReplayedBecause] = why;
   }
+  if (const std::string why = replay_ended_because(session); !why.empty()) summary[kReplayEndedBecause] = why;
   if (main) {
     summary["setup"] = extras_of(in, main_index).setup;
     summary["graphs"] = extras_of(in, main_index).graphs;
@@ -338,6 +355,7 @@ std::string run_summary_text(const RunReportInput& in) {
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     text += "nimble run: nothing was replayed: " + why + "\n";
   }
+  if (const std::string why = replay_ended_because(session); !why.empty()) text += replay_ended_text(session.iterations_replayed(), why);
   return text;
 }
 

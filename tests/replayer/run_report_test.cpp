@@ -113,6 +113,35 @@ TEST(RunReport, NothingReplayedSaysWhyForEveryRecordingAndRefusal) {
   EXPECT_EQ(nothing_replayed_because(s, {"refused"}), "");
 }
 
+// Iterations were replayed, then the one recording kept falling back and was dropped: the summary
+// says replay ended and why (a VAE on the H200 replayed 8 of 816 steps, both its recordings dropped
+// for moving buffers, and no line said that nothing replayed after them).
+TEST(RunReport, ReplayThatEndedWithEveryRecordingDroppedSaysWhy) {
+  Log log;
+  RunOptions o;
+  o.trial_block = 0;
+  o.failure_limit = 4;
+  RunSession s(o, [](std::uint64_t) { return false; }, [] { return std::uint64_t{1}; });
+  s.add(recording("/tmp/a.json", {1, 2, 3}, log));
+  for (int i = 0; i < 3; ++i) issue(s, {1, 2, 3});
+  EXPECT_EQ(replay_ended_because(s), "");  // live
+  for (int i = 0; i < 10 && s.recordings()[0]->state != RecordingState::Dropped; ++i) {
+    issue(s, {1, 2});
+    s.on_host_visible_point("synchronized a stream");  // in the middle of its iteration: a fall-back
+  }
+  ASSERT_EQ(s.recordings()[0]->state, RecordingState::Dropped);
+  ASSERT_GT(s.iterations_replayed(), 0u);
+  const std::string why = replay_ended_because(s);
+  EXPECT_TRUE(contains(why, "/tmp/a.json was dropped: kept falling back")) << why;
+  s.finish("end");
+  const RunReportInput in{s, "/tmp/a.json", {}, {}, {}, {}};
+  EXPECT_EQ(run_summary_json(in).value(kReplayEndedBecause, ""), why);
+  EXPECT_FALSE(run_summary_json(in).contains(kNothingReplayedBecause));
+  EXPECT_TRUE(contains(run_summary_text(in), "nimble run: replay ended after " + std::to_string(s.iterations_replayed()) +
+                                                 " iteration(s); the rest ran as the program issued it: /tmp/a.json was dropped: "))
+      << run_summary_text(in);
+}
+
 TEST(RunReport, TheSummaryAddsUpEveryRecordingAndTheMainOneHeadsIt) {
   Log log;
   RunSession s = trusted_session();

@@ -105,6 +105,12 @@ std::string never_skipped_text(const std::vector<NeverSkipped>& sites, const std
 
 // The summary's field that says why nothing was replayed (read back by `nimble run`).
 inline constexpr const char* kNothingReplayedBecause = "nothing_replayed_because";
+// Iterations were replayed, but every recording was dropped by the end: why each was ("" when one is
+// still live). The summary's field of the same words (read back by `nimble run`).
+std::string replay_ended_because(const RunSession& session);
+// Its exit line, after `replayed` iterations (nimble run's last lines repeat it).
+std::string replay_ended_text(std::size_t replayed, const std::string& why);
+inline constexpr const char* kReplayEndedBecause = "replay_ended_because";
 trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
 // TRACE.run.json of a process that recorded no iteration at all (`session` has no recording):
 // the same fields, nothing replayed because `why` (the automatic range's words: "no repeating
