@@ -162,6 +162,18 @@ pairs() {  # NAME SECONDS ARGS...: one process_pairs.py run, its own folder and 
     > "$out/$part-$name.txt" 2>&1
   tail -n +3 "$out/$part-$name/pairs.md" 2>/dev/null
 }
+# New programs (parts 117, 121): an 8-step plain smoke run each, then one interleaved pair each in
+# both modes (tables NAME and NAME-bench, each within SECONDS), their errors and nimble run's lines.
+new_programs() {  # NAME SECONDS PROGRAM...
+  local name=$1 seconds=$2; shift 2
+  (cd "$root/tests/programs" && for prog in "$@"; do
+    STEPS=8 timeout 60 python3 "$prog.py" > "$out/$part-$prog-smoke.txt" 2>&1 || tail -5 "$out/$part-$prog-smoke.txt"
+  done)
+  pairs "$name" "$seconds" --pairs 1 "$@"
+  pairs "$name-bench" "$seconds" --pairs 1 --mode benchmark "$@"
+  grep -H 'Error\|Traceback' "$out/$part-$name"*/*.log 2>/dev/null | head
+  grep -h 'nimble run:' "$out/$part-$name"*/*.run.log 2>/dev/null | cut -c1-600 | head -40
+}
 bisect() {  # SECONDS PROGRAM STEPS VARIANT...: settings_bisect.sh (a CORPUS row per variant; bisect-PROGRAM.tgz)
   local seconds=$1; shift
   OUT=$results timeout "$seconds" bash "$root/scripts/gpu/settings_bisect.sh" "$@"
@@ -1167,13 +1179,7 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
   117)  # two programs never run under nimble before (a hyper-parameter search of four trials in one
     # process, the cache emptied between them; a seq2seq model with GRUCell loops in Python): a
     # 5-step plain smoke run each, then one interleaved pair each, both modes
-    (cd "$root/tests/programs" && for prog in hparam_trials gru_seq2seq; do
-      STEPS=8 timeout 60 python3 $prog.py > "$out/117-$prog-smoke.txt" 2>&1 || tail -5 "$out/117-$prog-smoke.txt"
-    done)
-    pairs new8 260 --pairs 1 hparam_trials gru_seq2seq
-    pairs new8-bench 220 --pairs 1 --mode benchmark hparam_trials gru_seq2seq
-    grep -H 'Error\|Traceback' "$out/$part"-new8*/*.log 2>/dev/null | head
-    grep -h 'nimble run:' "$out/$part"-new8*/*.run.log 2>/dev/null | cut -c1-600 | head -40
+    new_programs new8 240 hparam_trials gru_seq2seq
     ;;
   118)  # the GRUCell seq2seq (part 117): why benchmark mode looked no more after its first recording
     # (a 43-call piece of a time step) dropped, and whether its steps' buffers keep moving: nimble
@@ -1216,13 +1222,7 @@ print("fno_train, two plain processes in benchmark mode:", "identical" if not d 
   121)  # two programs never run under nimble before (a masked LM whose loss takes the masked rows by
     # boolean indexing, a sync with a new row count every step; a VAE over shuffled epochs with a
     # short last batch and an eval pass): a plain smoke run each, one pair each, both modes
-    (cd "$root/tests/programs" && for prog in masked_lm_train vae_train; do
-      STEPS=8 timeout 60 python3 $prog.py > "$out/121-$prog-smoke.txt" 2>&1 || tail -5 "$out/121-$prog-smoke.txt"
-    done)
-    pairs new9 200 --pairs 1 masked_lm_train vae_train
-    pairs new9-bench 200 --pairs 1 --mode benchmark masked_lm_train vae_train
-    grep -H 'Error\|Traceback' "$out/$part"-new9*/*.log 2>/dev/null | head
-    grep -h 'nimble run:' "$out/$part"-new9*/*.run.log 2>/dev/null | cut -c1-600 | head -40
+    new_programs new9 200 masked_lm_train vae_train
     ;;
   122)  # the process guard times programs whose host syncs come more than four spans' worth of calls
     # apart (the GRU seq2seq: a 24-call piece live, a sync every 2,500 calls; every paused span was

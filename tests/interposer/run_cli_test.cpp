@@ -153,6 +153,18 @@ std::string work_of(const std::string& output) {
   return at == std::string::npos ? "none" : output.substr(at + 5, 16);
 }
 
+// nimble run on probe `mode` (automatic range, `extra_env`), its trace DIR/NAME.json: it must exit 0
+// and do a plain run's work; returns its summary (null when missing).
+nlohmann::json auto_run_summary(const std::string& dir, const std::string& name, const std::string& mode,
+                                const std::vector<std::string>& extra_env = {}) {
+  const RunResult r = auto_run(dir + "/" + name + ".json", mode, extra_env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(work_of(r.output), work_of(plain_run(mode).output));
+  nlohmann::json summary = read_json(dir + "/" + name + ".run.json");
+  EXPECT_TRUE(summary.is_object()) << r.output;
+  return summary;
+}
+
 // `nimble run` on a probe loop that completed: its output, its summary file and the driver counts.
 struct Loop {
   RunResult result;
@@ -872,11 +884,8 @@ TEST(RunCommand, AShortEvalPassIsFoundWhenTheProgramLeavesTheTrainingStepAndIsRe
 // period is remembered: in the next pass its second batch is enough, and the third is recorded.
 TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/f.json", "epochs-first-eval-differs", {"NIMBLE_RUN_STALE=64"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-first-eval-differs").output));
-  const nlohmann::json summary = read_json(dir + "/f.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
+  const nlohmann::json summary = auto_run_summary(dir, "f", "epochs-first-eval-differs", {"NIMBLE_RUN_STALE=64"});
+  ASSERT_TRUE(summary.is_object());
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
   ASSERT_TRUE(by_calls.count(4) && by_calls.count(11)) << r_dump(by_calls);
   EXPECT_EQ(by_calls[11].value("state", ""), "replaying") << r_dump(by_calls);
@@ -892,11 +901,9 @@ TEST(RunCommand, AnEvalPassWhoseFirstBatchDiffersIsRecordedInALaterPass) {
 TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
   const std::string dir = temp_dir();
   // (The fake steps are short: NIMBLE_RUN_SIDE_EXIT_SHORTEST would leave their stretches to the program.)
-  const RunResult r = auto_run(dir + "/l.json", "logging-step", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXIT_SHORTEST=1"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("logging-step").output));
-  const nlohmann::json summary = read_json(dir + "/l.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
+  const nlohmann::json summary =
+      auto_run_summary(dir, "l", "logging-step", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXIT_SHORTEST=1"});
+  ASSERT_TRUE(summary.is_object());
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
   std::map<int, nlohmann::json> sides = side_exits_by_calls(summary);
   ASSERT_TRUE(by_calls.count(4) && sides.count(3)) << summary.dump(2);
@@ -934,11 +941,8 @@ TEST(RunCommand, AStepThatLogsEveryTenthStepIsRecordedAsASideExitAndReplayed) {
 // reads inside the recordings: four recordings of 5 to 7 calls, 78 fall-backs, 216 steps replayed.)
 TEST(RunCommand, HostReadsBetweenStepsThatVaryInNumberRunBetweenReplayedIterations) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/p.json", "progress-reads", {"NIMBLE_RUN_STALE=64"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("progress-reads").output));
-  const nlohmann::json summary = read_json(dir + "/p.run.json");
-  ASSERT_TRUE(summary.is_object()) << r.output;
+  const nlohmann::json summary = auto_run_summary(dir, "p", "progress-reads", {"NIMBLE_RUN_STALE=64"});
+  ASSERT_TRUE(summary.is_object());
   const nlohmann::json& recordings = summary["recordings"];
   ASSERT_EQ(recordings.size(), 2u) << summary.dump(2);  // the set-up pattern, then the step
   const nlohmann::json& step = recordings[1];
@@ -981,10 +985,8 @@ TEST(RunCommand, AnEvalStepLeavingTheTrainingStepBecomesItsSideExit) {
 TEST(RunCommand, LooksForANewIterationSeeEveryLibraryCallsWork) {
   const std::string dir = temp_dir();
   // (Side exits off: with them the eval pass, left from the training step's first call, is recorded too.)
-  const RunResult r = auto_run(dir + "/e.json", "epochs-library", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("epochs-library").output));
-  const nlohmann::json summary = read_json(dir + "/e.run.json");
+  const nlohmann::json summary =
+      auto_run_summary(dir, "e", "epochs-library", {"NIMBLE_RUN_STALE=64", "NIMBLE_RUN_SIDE_EXITS=0"});
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
   ASSERT_TRUE(by_calls.count(10)) << r_dump(by_calls);
   // The set-up pattern and the step: no prefix of it, and no other stretch of the step's length.
@@ -1057,10 +1059,7 @@ TEST(RunCommand, TheProcessGuardJudgesAProgramThatWaitsForTheGPURarely) {
 // fell back at every read, and the guard never began.)
 TEST(RunCommand, ALoopReadEveryFewThousandCallsAfterWorkThatNeverRepeatsIsFoundAndJudged) {
   const std::string dir = temp_dir();
-  const RunResult r = auto_run(dir + "/r.json", "rare-reads", {"NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=20"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(work_of(r.output), work_of(plain_run("rare-reads").output));
-  const nlohmann::json summary = read_json(dir + "/r.run.json");
+  const nlohmann::json summary = auto_run_summary(dir, "r", "rare-reads", {"NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=20"});
   std::map<int, nlohmann::json> by_calls = recordings_by_calls(summary);
   ASSERT_TRUE(by_calls.count(16)) << r_dump(by_calls);
   EXPECT_GE(by_calls[16].value("iterations_replayed", 0), 5000) << r_dump(by_calls);
