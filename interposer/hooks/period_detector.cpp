@@ -336,7 +336,7 @@ std::size_t AutoRange::phase_after_last_sync(std::size_t p) const {
   // (Never synced, with the whole program in the history: the loop's run begins with its first
   // iteration. Cut where the look happened to be, the recorded iteration straddles two of the
   // program's, and a read that comes after some iterations lands inside one: a fall-back each time.)
-  std::size_t first = n - p;  // the run of period p goes back at least to here
+  std::size_t first = std::max(n - p, after_sync);  // the run of period p goes back at least to here (not before the sync)
   while (first > after_sync && history_[first - 1] == history_[first - 1 + p]) --first;
   return (p - (n - first) % p) % p;
 }
@@ -475,7 +475,12 @@ AutoRange::Action AutoRange::on_task(std::uint64_t signature, bool host_sync, bo
       if (!look) return Action::None;
       last_check_ = total_;
       const std::size_t p = explaining_period(0);  // (smallest_repeating_period, from the candidates)
-      if (host_sync) sync_look_found_nothing_ = p == 0;
+      // (Only once the stretch could have repeated: the first syncs of any loop find nothing yet, and a
+      // halfway look there took a layer or time step for the step.)
+      if (host_sync) {
+        sync_look_found_nothing_ =
+            p == 0 && previous_sync != 0 && history_.size() >= options_.repeats * (total_ - previous_sync);
+      }
       if (p == 0) {
         found_nothing();
         return Action::None;
