@@ -92,8 +92,8 @@ void add_run_command(CLI::App& app) {
                 << ", summary " << path << " (program exited with " << status << ")\n";
       if (why.is_string()) std::cout << "nimble run" << rank_note(p) << ": nothing was replayed: " << why.get<std::string>() << "\n";
       if (const trace::json ended = summary.value(replayer::kReplayEndedBecause, trace::json()); ended.is_string()) {
-        std::string line = replayer::replay_ended_text(summary.value("iterations_replayed", std::size_t{0}), ended.get<std::string>());
-        std::cout << "nimble run" << rank_note(p) << line.substr(line.find(':'));
+        std::cout << "nimble run" << rank_note(p) << ": "
+                  << replayer::replay_ended_text(summary.value("iterations_replayed", std::size_t{0}), ended.get<std::string>()) << "\n";
       }
     }
   });

@@ -160,8 +160,7 @@ std::string nothing_replayed_because(const RunSession& session, const std::vecto
 }
 
 std::string replay_ended_text(std::size_t replayed, const std::string& why) {
-  return "nimble run: replay ended after " + std::to_string(replayed) + " iteration(s); the rest ran as the program issued it: " +
-         why + "\n";
+  return "replay ended after " + std::to_string(replayed) + " iteration(s); the rest ran as the program issued it: " + why;
 }
 
 std::string replay_ended_because(const RunSession& session) {
@@ -355,7 +354,9 @@ std::string run_summary_text(const RunReportInput& in) {
   if (const std::string why = nothing_replayed_because(session, in.refusals); !why.empty()) {
     text += "nimble run: nothing was replayed: " + why + "\n";
   }
-  if (const std::string why = replay_ended_because(session); !why.empty()) text += replay_ended_text(session.iterations_replayed(), why);
+  if (const std::string why = replay_ended_because(session); !why.empty()) {
+    text += "nimble run: " + replay_ended_text(session.iterations_replayed(), why) + "\n";
+  }
   return text;
 }
 

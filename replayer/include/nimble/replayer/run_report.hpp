@@ -108,7 +108,7 @@ inline constexpr const char* kNothingReplayedBecause = "nothing_replayed_because
 // Iterations were replayed, but every recording was dropped by the end: why each was ("" when one is
 // still live). The summary's field of the same words (read back by `nimble run`).
 std::string replay_ended_because(const RunSession& session);
-// Its exit line, after `replayed` iterations (nimble run's last lines repeat it).
+// Its exit line's words, after `replayed` iterations (nimble run's last lines repeat them).
 std::string replay_ended_text(std::size_t replayed, const std::string& why);
 inline constexpr const char* kReplayEndedBecause = "replay_ended_because";
 trace::json run_summary_json(const RunReportInput& in);  // TRACE.run.json
