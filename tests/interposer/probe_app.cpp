@@ -878,10 +878,6 @@ struct OverheadLoop {
   int syncs_every = 0;
   bool routed = false;
   bool routing_repeats = false;  // every iteration routes alike (its shapes come again each iteration)
-  // > 1: the result is read (copied to the host, synchronised) only after every this many
-  // iterations, after a kernel whose grid is drawn each time (a loss over a data-dependent number
-  // of rows): the host waits for the GPU rarely, and only the iteration itself repeats.
-  int reads_every = 1;
   std::uint32_t routing = 1;
   CUevent event = nullptr;
   void run(int from, int to) {
@@ -915,15 +911,6 @@ struct OverheadLoop {
           cuStreamSynchronize(nullptr);
         }
       }
-      if (reads_every > 1) {
-        if (i == bracket_to) cuProfilerStop();  // (the iteration recorded is the launches alone)
-        if (i % reads_every != reads_every - 1) continue;
-        routing = routing * 1664525u + 1013904223u;
-        cuLaunchKernel(parts.scale, 2 + (routing >> 24), 1, 1, 64, 1, 1, 0, nullptr, scale_args, nullptr);
-        cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
-        cuStreamSynchronize(nullptr);
-        continue;
-      }
       cuMemcpyDtoHAsync(host, parts.b, 1024, nullptr);
       cuStreamSynchronize(nullptr);
       if (i == bracket_to) cuProfilerStop();
@@ -945,11 +932,11 @@ __attribute__((noinline)) void overhead_second_half(OverheadLoop& loop, int half
 // every iteration is bracketed instead (what describing each call costs while a window records).
 int overhead(int iterations, int kernels, bool changing, bool record_all = false, bool unrepeating = false,
              int period = 0, int events_every = 0, int repeats_from = 1 << 30, int syncs_every = 0, bool routed = false,
-             bool routing_repeats = false, int reads_every = 1) {
+             bool routing_repeats = false) {
   using Clock = std::chrono::steady_clock;
   // With record_all the bracket closes after the timing (what writing the trace costs is not a call's).
   OverheadLoop loop{LoopParts(), kernels, record_all ? 0 : 1, record_all ? -1 : 1, changing, unrepeating, period,
-                    events_every, repeats_from, syncs_every, routed, routing_repeats, reads_every};
+                    events_every, repeats_from, syncs_every, routed, routing_repeats};
   const int half = iterations / 2;
   loop.run(0, 10);
   const Clock::time_point start = Clock::now();
@@ -1224,8 +1211,6 @@ int main(int argc, char** argv) {
   if (mode == "library-long") return library_loop(400);  // long enough for the process guard's spans
   if (mode == "pool") return pool_loop(12);
   if (mode == "overhead-same") return overhead(2000, 200, false);
-  // The result read every 16 iterations (3,200 launches apart), after a kernel of a drawn shape.
-  if (mode == "overhead-rare-reads") return overhead(2000, 200, false, false, false, 0, 0, 1 << 30, 0, false, false, 16);
   if (mode == "overhead-unrepeating") return overhead(2000, 200, true, false, true);
   if (mode == "unrepeating-few") return overhead(20, 200, true, false, true);
   // Every kernel's argument cycles through three values (iteration 1, the recorded one, has its

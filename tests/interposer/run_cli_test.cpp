@@ -1033,23 +1033,6 @@ TEST(RunCommand, TheProcessGuardKeepsReplayThatPays) {
   EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead").output));
 }
 
-// A program that waits for the GPU only every 16 iterations (3,200 launches; a loss read every few
-// steps): the paused spans last from one of its syncs to the next, and the guard decides on timed
-// spans (until 2026-12-01 every paused span was cut untimed after 1,024 calls and the guard went on
-// undecided).
-TEST(RunCommand, TheProcessGuardJudgesAProgramThatWaitsForTheGPURarely) {
-  const ProbeRun run = run_overhead_probe(temp_dir(), {"NIMBLE_RUN_TRIAL=0", "NIMBLE_RUN_GUARD=3", "FAKE_DRIVER_LAUNCH_US=50"},
-                                          "overhead-rare-reads");
-  if (::testing::Test::HasFailure()) return;
-  const nlohmann::json& guard = run.summary["guard"];
-  EXPECT_EQ(guard.value("state", ""), "kept") << guard.dump(2);
-  EXPECT_GE(guard.value("judgements", 0), 1) << guard.dump(2);
-  EXPECT_GE(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
-  EXPECT_LE(guard.value("spoiled_spans", 99), 1) << guard.dump(2);
-  EXPECT_GE(guard.value("longest_sync_gap_calls", 0), 3200) << guard.dump(2);
-  EXPECT_EQ(work_of(run.result.output), work_of(plain_run("overhead-rare-reads").output));
-}
-
 // A loop whose result is read every 128 iterations after a kernel of a drawn launch shape, after a
 // set-up that synchronised: no period ends at a read, and the stretch between two (2,050 calls) is
 // never quiet by the usual measure. Found halfway through a stretch, the iteration begins at its
@@ -1065,9 +1048,13 @@ TEST(RunCommand, ALoopReadEveryFewThousandCallsAfterWorkThatNeverRepeatsIsFoundA
   EXPECT_GE(by_calls[16].value("iterations_replayed", 0), 5000) << r_dump(by_calls);
   EXPECT_TRUE(summary["fallbacks"].empty()) << summary["fallbacks"].dump(2);
   EXPECT_LT(summary["looking"].value("calls_looked_at", 1u << 30), 8000) << summary["looking"].dump();
+  // (Replayed, each 20-us launch is saved: the guard keeps nimble run. Before 2026-12-01 every paused
+  // span was cut untimed after 1,024 calls without a sync, and the guard went on undecided.)
   const nlohmann::json& guard = summary["guard"];
+  EXPECT_EQ(guard.value("state", ""), "kept") << guard.dump(2);
   EXPECT_GE(guard.value("judgements", 0), 1) << guard.dump(2);
   EXPECT_GE(guard["paused_ns_per_call"].size(), 2u) << guard.dump(2);
+  EXPECT_LE(guard.value("spoiled_spans", 99), 1) << guard.dump(2);
   EXPECT_EQ(guard.value("longest_sync_gap_calls", 0), 2050) << guard.dump(2);
 }
 
